@@ -1,0 +1,20 @@
+{# Size schemas are used verbatim (loft_128k, not main_loft_128k). #}
+{% macro generate_schema_name(custom_schema_name, node) -%}
+    {{ custom_schema_name | trim if custom_schema_name else target.schema }}
+{%- endmacro %}
+
+{# Model `loft_128k__corpus` becomes table `corpus` in schema loft_128k: one table name per size. #}
+{% macro generate_alias_name(custom_alias_name=none, node=none) -%}
+    {%- if custom_alias_name -%}
+        {{ custom_alias_name | trim }}
+    {%- elif '__' in node.name -%}
+        {{ node.name.split('__', 1)[1] }}
+    {%- else -%}
+        {{ node.name }}
+    {%- endif -%}
+{%- endmacro %}
+
+{# The benchmark size of the model being built, from its schema: '32k', '128k' or '1m'. #}
+{% macro loft_size() -%}
+    {{ this.schema.replace('loft_', '') }}
+{%- endmacro %}

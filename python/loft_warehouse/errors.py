@@ -1,0 +1,19 @@
+"""Errors that stop a build and say exactly which input is at fault."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class BadInputError(ValueError):
+    """Input data that must not be silently skipped: names the file and the line (or row)."""
+
+    def __init__(self, path: str | Path, row: int | str | None, message: str) -> None:
+        self.path = str(path)
+        self.row = row
+        where = f"{self.path}:{row}" if row is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+class ConfigurationError(RuntimeError):
+    """A setting is missing or wrong; the message says what to set."""

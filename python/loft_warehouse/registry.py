@@ -1,0 +1,95 @@
+"""The dataset registry: which LOFT datasets exist, where they come from, and their split sizes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from loft_warehouse.errors import ConfigurationError
+
+REGISTRY_FILE = Path(__file__).with_name("datasets.yaml")
+RELEASE_TASKS = ("retrieval", "rag", "sql", "icl")
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One dataset of one task, as the warehouse builds it."""
+
+    task: str
+    dataset: str
+    source: str
+    source_name: str | None = None
+    has_title: bool = True
+    max_gold: int | None = None
+    sizes: tuple[str, ...] = ("32k", "128k", "1m")
+    no_test_at: tuple[str, ...] = ("32k",)
+    splits: dict[str, int] = field(default_factory=lambda: {"few_shot": 5, "dev": 10, "test": 100})
+    contexts: tuple[str, ...] = ()
+
+    def split_sizes(self, size_label: str) -> dict[str, int]:
+        """Split sizes at one benchmark size (no test split where the paper has none)."""
+        sizes = dict(self.splits)
+        if size_label in self.no_test_at:
+            sizes["test"] = 0
+        return sizes
+
+
+def _spec(entry: dict[str, Any], defaults: dict[str, Any]) -> DatasetSpec:
+    merged = {**defaults, **entry}
+    merged["splits"] = {**defaults.get("splits", {}), **entry.get("splits", {})}
+    for key in ("sizes", "no_test_at", "contexts"):
+        merged[key] = tuple(merged.get(key) or ())
+    try:
+        return DatasetSpec(**merged)
+    except TypeError as exc:
+        raise ConfigurationError(f"{REGISTRY_FILE}: bad entry {entry}: {exc}") from exc
+
+
+@cache
+def specs(registry_file: Path = REGISTRY_FILE) -> tuple[DatasetSpec, ...]:
+    """All registered datasets, in registry order."""
+    with open(registry_file, encoding="utf-8") as handle:
+        document = yaml.safe_load(handle)
+    defaults = document.get("defaults", {})
+    return tuple(_spec(entry, defaults) for entry in document["datasets"])
+
+
+def release_dir(root: Path, task: str, dataset: str, size_label: str) -> Path:
+    """Folder of the official release files for one dataset and size."""
+    return root / "loft" / task / dataset / size_label
+
+
+def released_specs(root: Path, size_label: str) -> list[DatasetSpec]:
+    """Datasets present in the release layout for this size, registered or not."""
+    known = {(s.task, s.dataset): s for s in specs()}
+    found: list[DatasetSpec] = []
+    base = root / "loft"
+    for task in RELEASE_TASKS:
+        task_dir = base / task
+        if not task_dir.is_dir():
+            continue
+        for dataset_dir in sorted(p for p in task_dir.iterdir() if p.is_dir()):
+            if not (dataset_dir / size_label).is_dir():
+                continue
+            spec = known.get((task, dataset_dir.name))
+            if spec is None:
+                spec = DatasetSpec(task=task, dataset=dataset_dir.name, source="loft_release")
+            found.append(replace(spec, source="loft_release"))
+    return found
+
+
+def specs_for_size(root: Path, size_label: str) -> list[DatasetSpec]:
+    """What one size builds: released datasets as released, the rest from raw sources.
+
+    A dataset present in the release for this size is never rebuilt from raw data.
+    """
+    chosen = {(s.task, s.dataset): s for s in released_specs(root, size_label)}
+    for spec in specs():
+        if spec.source == "loft_release" or size_label not in spec.sizes:
+            continue
+        chosen.setdefault((spec.task, spec.dataset), spec)
+    return list(chosen.values())

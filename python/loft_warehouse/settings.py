@@ -1,0 +1,84 @@
+"""Where data lives and how big each benchmark size is.
+
+The data root is one setting: the dbt var ``data_dir`` or ``$LOFT_DATA_DIR``; when neither is
+set, ``../shared/data`` beside the project is used if it exists.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from loft_warehouse.errors import ConfigurationError
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+BUDGET_FRACTION = 0.9
+
+
+@dataclass(frozen=True)
+class Size:
+    """A LOFT context length: its label, N in tokens, and the split sizes it carries."""
+
+    label: str
+    tokens: int
+
+    @property
+    def budget(self) -> int:
+        """Corpus token budget: 0.9 x N leaves room for instructions and tokenizer drift."""
+        return int(BUDGET_FRACTION * self.tokens)
+
+    @property
+    def has_test_split(self) -> bool:
+        """32k carries no test split: the gold of 100 queries would not fit (paper App. A)."""
+        return self.tokens > 32_000
+
+
+SIZES: dict[str, Size] = {
+    "32k": Size("32k", 32_000),
+    "128k": Size("128k", 128_000),
+    "1m": Size("1m", 1_000_000),
+}
+ICL_CONTEXTS: dict[str, Size] = {
+    label: Size(label, n)
+    for label, n in [("2k", 2_000), ("4k", 4_000), ("8k", 8_000), ("16k", 16_000), ("32k", 32_000)]
+}
+
+
+def size(label: str) -> Size:
+    """The Size for a label such as '128k'; unknown labels are a configuration error."""
+    try:
+        return SIZES[label]
+    except KeyError as exc:
+        raise ConfigurationError(f"unknown LOFT size {label!r}; expected one of {list(SIZES)}") from exc
+
+
+def data_dir(configured: str | None = None) -> Path:
+    """Resolve the data root: explicit setting, then $LOFT_DATA_DIR, then ../shared/data."""
+    value = (configured or "").strip() or os.environ.get("LOFT_DATA_DIR", "").strip()
+    if value:
+        path = Path(value).expanduser()
+        if not path.is_absolute():
+            path = PROJECT_ROOT / path
+        if not path.is_dir():
+            raise ConfigurationError(f"data directory {path} (from data_dir/LOFT_DATA_DIR) does not exist")
+        return path
+    default = PROJECT_ROOT.parent / "shared" / "data"
+    if default.is_dir():
+        return default
+    raise ConfigurationError(
+        "no data directory: set LOFT_DATA_DIR (or dbt --vars '{data_dir: ...}') to the folder "
+        f"holding loft/, raw/ and tokenizers/ (looked for {default})"
+    )
+
+
+def tokenizer_model(configured: str | None = None, root: Path | None = None) -> Path:
+    """The SentencePiece .model used to size corpora; default: the shared Mistral v1 model."""
+    value = (configured or "").strip() or os.environ.get("LOFT_TOKENIZER_MODEL", "").strip()
+    if value:
+        path = Path(value).expanduser()
+    else:
+        path = (root or data_dir()) / "tokenizers" / "sentencepiece" / "mistral_tokenizer.model.v1"
+    if not path.is_file():
+        raise ConfigurationError(f"tokenizer model {path} not found (set LOFT_TOKENIZER_MODEL)")
+    return path

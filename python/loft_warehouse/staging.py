@@ -1,0 +1,258 @@
+"""Land every dataset of one size as three frames: datasets, documents (the candidate pool)
+and query turns, with token counts and seeded draw ranks.
+
+Selection (splits, gold, filling the budget, nesting) happens downstream in SQL; this module
+only reads, validates, tokenizes and assigns each document and query its rank in the seeded
+draw, so the draw is identical at every size and smaller corpora are prefixes of larger ones.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import threading
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from loft_warehouse import registry, settings
+from loft_warehouse.errors import BadInputError
+from loft_warehouse.registry import DatasetSpec
+from loft_warehouse.sources import loft_release
+from loft_warehouse.sources.base import Document, SourceData
+from loft_warehouse.tokens import TokenCounter, counter
+
+DOCUMENT_SCHEMA = {
+    "task": pl.String,
+    "dataset": pl.String,
+    "corpus_id": pl.String,
+    "pid": pl.String,
+    "title": pl.String,
+    "text": pl.String,
+    "answer": pl.String,
+    "label": pl.String,
+    "n_tokens": pl.Int64,
+    "pool_rank": pl.Int64,
+    "is_released": pl.Boolean,
+    "source_file": pl.String,
+    "source_row": pl.Int64,
+}
+QUERY_SCHEMA = {
+    "task": pl.String,
+    "dataset": pl.String,
+    "corpus_id": pl.String,
+    "qid": pl.String,
+    "turn": pl.Int64,
+    "n_turns": pl.Int64,
+    "query_text": pl.String,
+    "gold": pl.String,
+    "gold_pids": pl.List(pl.String),
+    "relevant_pids": pl.List(pl.String),
+    "db_id": pl.String,
+    "gold_sql": pl.String,
+    "release_split": pl.String,
+    "query_rank": pl.Int64,
+    "source_file": pl.String,
+    "source_row": pl.Int64,
+}
+DATASET_SCHEMA = {
+    "task": pl.String,
+    "dataset": pl.String,
+    "source": pl.String,
+    "is_released": pl.Boolean,
+    "has_title": pl.Boolean,
+    "max_gold": pl.Int64,
+    "n_few_shot": pl.Int64,
+    "n_dev": pl.Int64,
+    "n_test": pl.Int64,
+    "size_tokens": pl.Int64,
+    "budget": pl.Int64,
+    "contexts": pl.List(pl.String),
+    "context_budgets": pl.List(pl.Int64),
+    "tokenizer": pl.String,
+    "seed": pl.Int64,
+}
+
+
+@dataclass(frozen=True)
+class Staged:
+    """The landed frames of one size."""
+
+    datasets: pl.DataFrame
+    documents: pl.DataFrame
+    queries: pl.DataFrame
+
+
+def sized_text(task: str, document: Document) -> str:
+    """The text whose tokens count against the budget: what the corpus line shows."""
+    if task == "icl":
+        return f"{document.text}\nOutput: {document.answer or ''}"
+    if task == "sql":
+        return f"Table: {document.title}\n{document.text}"
+    return f"{document.title} | {document.text}" if document.title else document.text
+
+
+def draw_ranks(n: int, seed: int, key: str) -> np.ndarray:
+    """Rank of each of n items in a seeded uniform permutation (same key -> same draw)."""
+    rng = np.random.default_rng([seed, zlib.crc32(key.encode("utf-8"))])
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[rng.permutation(n)] = np.arange(n, dtype=np.int64)
+    return ranks
+
+
+def _load(spec: DatasetSpec, root: Path, size_label: str) -> SourceData:
+    if spec.source == "loft_release":
+        folder = registry.release_dir(root, spec.task, spec.dataset, size_label)
+        return loft_release.load(spec.task, folder)
+    module = importlib.import_module(f"loft_warehouse.sources.{spec.source}")
+    return module.load(spec, root)
+
+
+def _validate(spec: DatasetSpec, data: SourceData) -> None:
+    """Duplicate pids and gold pointing at missing documents stop the build."""
+    seen: dict[tuple[str | None, str], Document] = {}
+    for doc in data.documents:
+        key = (doc.corpus_id, doc.pid)
+        if key in seen:
+            first = seen[key]
+            raise BadInputError(
+                doc.source_file,
+                doc.source_row,
+                f"duplicate pid {doc.pid!r} in {spec.task}/{spec.dataset} "
+                f"(first at {first.source_file}:{first.source_row})",
+            )
+        seen[key] = doc
+    for query in data.queries:
+        corpus_id = query.corpus_id
+        for pid in {p for pids in query.gold_pids for p in pids} | set(query.relevant_pids):
+            if (corpus_id, pid) not in seen:
+                raise BadInputError(
+                    query.source_file,
+                    query.source_row,
+                    f"query {query.qid!r} of {spec.task}/{spec.dataset} points at pid {pid!r}, "
+                    "which is not in the corpus",
+                )
+
+
+def _documents_frame(
+    spec: DatasetSpec, data: SourceData, released: bool, tokens: TokenCounter, seed: int
+) -> pl.DataFrame:
+    docs = data.documents
+    n_tokens = tokens.count([sized_text(spec.task, d) for d in docs])
+    draw_key = f"{spec.source}:{spec.source_name or spec.dataset}:documents"
+    if released or spec.task == "sql":
+        ranks = np.arange(len(docs), dtype=np.int64)
+    else:
+        ranks = draw_ranks(len(docs), seed, draw_key)
+    return pl.DataFrame(
+        {
+            "task": [spec.task] * len(docs),
+            "dataset": [spec.dataset] * len(docs),
+            "corpus_id": [d.corpus_id or spec.dataset for d in docs],
+            "pid": [d.pid for d in docs],
+            "title": [d.title for d in docs],
+            "text": [d.text for d in docs],
+            "answer": [d.answer for d in docs],
+            "label": [d.label for d in docs],
+            "n_tokens": n_tokens,
+            "pool_rank": ranks,
+            "is_released": [released] * len(docs),
+            "source_file": [d.source_file for d in docs],
+            "source_row": [d.source_row for d in docs],
+        },
+        schema=DOCUMENT_SCHEMA,
+    )
+
+
+def _queries_frame(spec: DatasetSpec, data: SourceData, released: bool, seed: int) -> pl.DataFrame:
+    queries = data.queries
+    if released:
+        ranks = np.arange(len(queries), dtype=np.int64)
+    else:
+        ranks = draw_ranks(len(queries), seed, f"{spec.source}:{spec.source_name or spec.dataset}:queries")
+    rows: list[dict] = []
+    for query, rank in zip(queries, ranks, strict=True):
+        for turn, text in enumerate(query.turns):
+            gold_pids = query.gold_pids[turn] if turn < len(query.gold_pids) else []
+            rows.append(
+                {
+                    "task": spec.task,
+                    "dataset": spec.dataset,
+                    "corpus_id": query.corpus_id or spec.dataset,
+                    "qid": query.qid,
+                    "turn": turn,
+                    "n_turns": len(query.turns),
+                    "query_text": text,
+                    "gold": json.dumps(query.gold[turn], ensure_ascii=False),
+                    "gold_pids": list(gold_pids),
+                    "relevant_pids": list(query.relevant_pids),
+                    "db_id": query.db_id,
+                    "gold_sql": query.gold_sql[turn] if query.gold_sql else None,
+                    "release_split": query.release_split,
+                    "query_rank": int(rank),
+                    "source_file": query.source_file,
+                    "source_row": query.source_row,
+                }
+            )
+    return pl.DataFrame(rows, schema=QUERY_SCHEMA)
+
+
+def _dataset_row(spec: DatasetSpec, size_label: str, released: bool, tokenizer: str, seed: int) -> dict:
+    size = settings.size(size_label)
+    splits = spec.split_sizes(size_label)
+    contexts = list(spec.contexts) if spec.contexts else [size_label]
+    return {
+        "task": spec.task,
+        "dataset": spec.dataset,
+        "source": spec.source,
+        "is_released": released,
+        "has_title": spec.has_title,
+        "max_gold": spec.max_gold,
+        "n_few_shot": splits["few_shot"],
+        "n_dev": splits["dev"],
+        "n_test": splits["test"],
+        "size_tokens": size.tokens,
+        "budget": size.budget,
+        "contexts": contexts,
+        "context_budgets": [
+            (settings.ICL_CONTEXTS.get(c) or settings.size(c)).budget for c in contexts
+        ],
+        "tokenizer": tokenizer,
+        "seed": seed,
+    }
+
+
+def stage_size(root: Path, size_label: str, tokenizer_model: Path, seed: int) -> Staged:
+    """Load, validate and tokenize every dataset of one size."""
+    tokens = counter(tokenizer_model)
+    dataset_rows, document_frames, query_frames = [], [], []
+    for spec in registry.specs_for_size(root, size_label):
+        released = spec.source == "loft_release"
+        data = _load(spec, root, size_label)
+        _validate(spec, data)
+        dataset_rows.append(_dataset_row(spec, size_label, released, tokens.name, seed))
+        document_frames.append(_documents_frame(spec, data, released, tokens, seed))
+        query_frames.append(_queries_frame(spec, data, released, seed))
+    return Staged(
+        datasets=pl.DataFrame(dataset_rows, schema=DATASET_SCHEMA),
+        documents=pl.concat(document_frames) if document_frames else pl.DataFrame(schema=DOCUMENT_SCHEMA),
+        queries=pl.concat(query_frames) if query_frames else pl.DataFrame(schema=QUERY_SCHEMA),
+    )
+
+
+_STAGED: dict[tuple, Staged] = {}
+_STAGED_LOCK = threading.Lock()
+
+
+def staged(data_dir: str | None, size_label: str, tokenizer_model: str | None, seed: int | str) -> Staged:
+    """stage_size with settings resolved, memoised per process (three dbt models share it)."""
+    root = settings.data_dir(data_dir)
+    model = settings.tokenizer_model(tokenizer_model, root)
+    key = (str(root), size_label, str(model), int(seed))
+    with _STAGED_LOCK:
+        if key not in _STAGED:
+            _STAGED[key] = stage_size(root, size_label, model, int(seed))
+        return _STAGED[key]
