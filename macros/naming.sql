@@ -14,7 +14,17 @@
     {%- endif -%}
 {%- endmacro %}
 
-{# The benchmark size of the model being built, from its schema: '32k', '128k' or '1m'. #}
+{# Model-name prefix of the size being built ('loft_128k'): known at parse time, so refs resolve. #}
+{% macro loft_prefix() -%}
+    {{ model.name.split('__', 1)[0] }}
+{%- endmacro %}
+
+{# The benchmark size of the model being built: '32k', '128k' or '1m'. #}
 {% macro loft_size() -%}
-    {{ this.schema.replace('loft_', '') }}
+    {{ loft_prefix().replace('loft_', '') }}
+{%- endmacro %}
+
+{# ref() to the same-size sibling of a model: loft_ref('corpus') in loft_128k -> loft_128k__corpus. #}
+{% macro loft_ref(name) -%}
+    {{ ref(loft_prefix() ~ '__' ~ name) }}
 {%- endmacro %}

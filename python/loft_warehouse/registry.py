@@ -82,14 +82,31 @@ def released_specs(root: Path, size_label: str) -> list[DatasetSpec]:
     return found
 
 
-def specs_for_size(root: Path, size_label: str) -> list[DatasetSpec]:
+def parse_selection(only: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """Normalise a dataset selection ("retrieval/nq,icl/bbh_date" or a list) to sorted names."""
+    if not only:
+        return ()
+    items = only.split(",") if isinstance(only, str) else list(only)
+    return tuple(sorted({item.strip() for item in items if item.strip()}))
+
+
+def specs_for_size(root: Path, size_label: str, only: tuple[str, ...] = ()) -> list[DatasetSpec]:
     """What one size builds: released datasets as released, the rest from raw sources.
 
-    A dataset present in the release for this size is never rebuilt from raw data.
+    A dataset present in the release for this size is never rebuilt from raw data. `only`
+    restricts the build to "task/dataset" names; a name that matches nothing is an error.
     """
     chosen = {(s.task, s.dataset): s for s in released_specs(root, size_label)}
     for spec in specs():
         if spec.source == "loft_release" or size_label not in spec.sizes:
             continue
         chosen.setdefault((spec.task, spec.dataset), spec)
-    return list(chosen.values())
+    if not only:
+        return list(chosen.values())
+    unknown = set(only) - {f"{task}/{dataset}" for task, dataset in chosen}
+    if unknown:
+        raise ConfigurationError(
+            f"datasets {sorted(unknown)} are not built at size {size_label}; "
+            f"known: {sorted(f'{t}/{d}' for t, d in chosen)}"
+        )
+    return [spec for key, spec in chosen.items() if f"{key[0]}/{key[1]}" in only]

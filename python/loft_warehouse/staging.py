@@ -68,6 +68,7 @@ DATASET_SCHEMA = {
     "n_few_shot": pl.Int64,
     "n_dev": pl.Int64,
     "n_test": pl.Int64,
+    "n_test_largest": pl.Int64,
     "size_tokens": pl.Int64,
     "budget": pl.Int64,
     "contexts": pl.List(pl.String),
@@ -214,6 +215,7 @@ def _dataset_row(spec: DatasetSpec, size_label: str, released: bool, tokenizer: 
         "n_few_shot": splits["few_shot"],
         "n_dev": splits["dev"],
         "n_test": splits["test"],
+        "n_test_largest": spec.splits["test"],
         "size_tokens": size.tokens,
         "budget": size.budget,
         "contexts": contexts,
@@ -225,11 +227,13 @@ def _dataset_row(spec: DatasetSpec, size_label: str, released: bool, tokenizer: 
     }
 
 
-def stage_size(root: Path, size_label: str, tokenizer_model: Path, seed: int) -> Staged:
-    """Load, validate and tokenize every dataset of one size."""
+def stage_size(
+    root: Path, size_label: str, tokenizer_model: Path, seed: int, only: tuple[str, ...] = ()
+) -> Staged:
+    """Load, validate and tokenize every dataset of one size (or those named in `only`)."""
     tokens = counter(tokenizer_model)
     dataset_rows, document_frames, query_frames = [], [], []
-    for spec in registry.specs_for_size(root, size_label):
+    for spec in registry.specs_for_size(root, size_label, only):
         released = spec.source == "loft_release"
         data = _load(spec, root, size_label)
         _validate(spec, data)
@@ -247,12 +251,40 @@ _STAGED: dict[tuple, Staged] = {}
 _STAGED_LOCK = threading.Lock()
 
 
-def staged(data_dir: str | None, size_label: str, tokenizer_model: str | None, seed: int | str) -> Staged:
-    """stage_size with settings resolved, memoised per process (three dbt models share it)."""
+def staged(
+    data_dir: str | None,
+    size_label: str,
+    tokenizer_model: str | None,
+    seed: int | str,
+    only: str | list[str] | tuple[str, ...] | None = None,
+) -> Staged:
+    """stage_size with settings resolved, memoised per process (several dbt models share it).
+
+    `only` lists "task/dataset" names (a comma-separated string or a list); empty means all.
+    """
     root = settings.data_dir(data_dir)
     model = settings.tokenizer_model(tokenizer_model, root)
-    key = (str(root), size_label, str(model), int(seed))
+    wanted = registry.parse_selection(only)
+    key = (str(root), size_label, str(model), int(seed), wanted)
     with _STAGED_LOCK:
         if key not in _STAGED:
-            _STAGED[key] = stage_size(root, size_label, model, int(seed))
+            _STAGED[key] = stage_size(root, size_label, model, int(seed), wanted)
         return _STAGED[key]
+
+
+
+def frame_for_model(dbt, frame: str) -> pl.DataFrame:
+    """One landed frame for a dbt Python model; the size comes from the model's schema.
+
+    The model passes its `loft` config (dbt_project.yml) because dbt only hands a Python model
+    the config keys that the model file itself reads.
+    """
+    config = dbt.config.get("loft") or {}
+    landed = staged(
+        config.get("data_dir"),
+        dbt.this.schema.removeprefix("loft_"),
+        config.get("tokenizer_model"),
+        config.get("seed"),
+        config.get("datasets"),
+    )
+    return getattr(landed, frame)

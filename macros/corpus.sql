@@ -1,0 +1,329 @@
+{#
+  Corpus construction shared by every size (paper §2, App. A; loft-reference §2).
+  Splits: eligible queries in seeded rank order -> first n_few_shot few-shot, next n_dev dev,
+  next n_test test (test computed at every size so that the filler draw is the same everywhere).
+  Fillers: the pool minus every document relevant to any split query, in seeded draw order
+  (ICL: one example per class first), taken while the running token total fits the budget left
+  after the gold documents. Same draw + prefix rule at every size => 32k ⊂ 128k ⊂ 1m.
+#}
+
+{% macro loft_int_query_splits() %}
+with
+
+datasets as (select * from {{ loft_ref('stg_datasets') }}),
+query_turns as (select * from {{ loft_ref('stg_queries') }}),
+sql_databases as (select * from {{ loft_ref('int_sql_databases') }}),
+sql_gold as (select * from {{ loft_ref('stg_sql_gold') }}),
+
+sql_conversations as (
+    select dataset, qid, bool_and(eligible) as eligible, string_agg(distinct exclusion_reason, '; ') as exclusion_reason
+    from sql_gold
+    group by all
+),
+
+conversations as (
+    select
+        task,
+        dataset,
+        corpus_id,
+        qid,
+        min(query_rank) as query_rank,
+        any_value(release_split) as release_split,
+        bool_and(len(gold_pids) > 0) as every_turn_has_gold
+    from query_turns
+    group by all
+),
+
+eligibility as (
+    select
+        conversations.*,
+        datasets.is_released,
+        datasets.n_few_shot,
+        datasets.n_dev,
+        datasets.n_test,
+        datasets.n_test_largest,
+        case
+            when datasets.is_released then null
+            when conversations.task in ('retrieval', 'rag') and not every_turn_has_gold
+                then 'no gold document'
+            when conversations.task = 'sql' and not coalesce(sql_conversations.eligible, false)
+                then coalesce(sql_conversations.exclusion_reason, 'gold not executed')
+            when conversations.task = 'sql' and not coalesce(sql_databases.is_selected, false)
+                then 'database not selected at this size'
+        end as exclusion_reason
+    from conversations
+    inner join datasets using (task, dataset)
+    left join sql_conversations
+        on conversations.task = 'sql'
+        and sql_conversations.dataset = conversations.dataset
+        and sql_conversations.qid = conversations.qid
+    left join sql_databases
+        on sql_databases.task = conversations.task
+        and sql_databases.dataset = conversations.dataset
+        and sql_databases.corpus_id = conversations.corpus_id
+),
+
+positioned as (
+    select
+        *,
+        row_number() over (
+            partition by task, dataset, exclusion_reason is null order by query_rank, qid
+        ) - 1 as position
+    from eligibility
+),
+
+final as (
+    select
+        task,
+        dataset,
+        corpus_id,
+        qid,
+        query_rank,
+        position,
+        exclusion_reason,
+        case
+            when is_released then release_split
+            when exclusion_reason is not null then null
+            when position < n_few_shot then 'few_shot'
+            when position < n_few_shot + n_dev then 'dev'
+            when position < n_few_shot + n_dev + n_test_largest then 'test'
+        end as split,
+        case
+            when is_released then true
+            when exclusion_reason is not null then false
+            else position < n_few_shot + n_dev + n_test
+        end as is_in_size
+    from positioned
+)
+
+select * from final
+{% endmacro %}
+
+
+{% macro loft_int_sql_databases() %}
+with
+
+datasets as (select * from {{ loft_ref('stg_datasets') }}),
+documents as (select * from {{ loft_ref('stg_documents') }}),
+query_turns as (select * from {{ loft_ref('stg_queries') }}),
+sql_gold as (select * from {{ loft_ref('stg_sql_gold') }}),
+
+database_sizes as (
+    select task, dataset, corpus_id, count(*) as n_tables, sum(n_tokens) as n_tokens
+    from documents
+    where task = 'sql' and not is_released
+    group by all
+),
+
+eligible_conversations as (
+    select dataset, qid
+    from sql_gold
+    group by all
+    having bool_and(eligible)
+),
+
+database_queries as (
+    select query_turns.task, query_turns.dataset, query_turns.corpus_id, count(distinct query_turns.qid) as n_eligible_queries
+    from query_turns
+    inner join eligible_conversations using (dataset, qid)
+    where query_turns.task = 'sql'
+    group by all
+),
+
+sized as (
+    select
+        database_sizes.*,
+        coalesce(database_queries.n_eligible_queries, 0) as n_eligible_queries,
+        datasets.budget,
+        datasets.n_few_shot + datasets.n_dev + datasets.n_test as n_queries_wanted,
+        database_sizes.n_tokens <= datasets.budget as fits_budget
+    from database_sizes
+    inner join datasets using (task, dataset)
+    left join database_queries using (task, dataset, corpus_id)
+),
+
+ranked as (
+    select
+        *,
+        coalesce(sum(n_eligible_queries) filter (where fits_budget) over (
+            partition by task, dataset
+            order by fits_budget desc, n_tokens desc, corpus_id
+            rows between unbounded preceding and 1 preceding
+        ), 0) as eligible_queries_before
+    from sized
+),
+
+final as (
+    select
+        task,
+        dataset,
+        corpus_id,
+        n_tables,
+        n_tokens,
+        budget,
+        n_eligible_queries,
+        fits_budget,
+        fits_budget and n_eligible_queries > 0 and eligible_queries_before < n_queries_wanted as is_selected
+    from ranked
+)
+
+select * from final
+{% endmacro %}
+
+
+{% macro loft_int_corpus_draw() %}
+with
+
+datasets as (select * from {{ loft_ref('stg_datasets') }}),
+documents as (select * from {{ loft_ref('stg_documents') }}),
+query_turns as (select * from {{ loft_ref('stg_queries') }}),
+query_splits as (select * from {{ loft_ref('int_query_splits') }}),
+sql_databases as (select * from {{ loft_ref('int_sql_databases') }}),
+
+split_turns as (
+    select query_turns.*, query_splits.split, query_splits.is_in_size
+    from query_turns
+    inner join query_splits using (task, dataset, corpus_id, qid)
+    where query_splits.split is not null
+),
+
+gold_documents as (
+    select distinct task, dataset, corpus_id, unnest(gold_pids) as pid
+    from split_turns
+    where is_in_size and task in ('retrieval', 'rag')
+),
+
+reserved_documents as (
+    select distinct task, dataset, corpus_id, unnest(relevant_pids) as pid
+    from split_turns
+),
+
+gold_budget as (
+    select
+        documents.task,
+        documents.dataset,
+        documents.corpus_id,
+        sum(documents.n_tokens) as gold_tokens,
+        count(*) as n_gold,
+        any_value(documents.source_file) as source_file
+    from documents
+    inner join gold_documents using (task, dataset, corpus_id, pid)
+    where not documents.is_released
+    group by all
+),
+
+contexts as (
+    select task, dataset, budget, unnest(contexts) as context_length, unnest(context_budgets) as context_budget
+    from datasets
+    where not is_released and task <> 'sql'
+),
+
+budget_left as (
+    select
+        contexts.*,
+        coalesce(gold_budget.gold_tokens, 0) as gold_tokens,
+        case
+            when coalesce(gold_budget.gold_tokens, 0) > contexts.context_budget then error(format(
+                '{}/{} at {}: the {} gold documents of the selected queries alone need {} tokens, over the {}-token budget (documents from {})',
+                contexts.task, contexts.dataset, contexts.context_length, gold_budget.n_gold,
+                gold_budget.gold_tokens, contexts.context_budget, gold_budget.source_file
+            ))
+            else contexts.context_budget - coalesce(gold_budget.gold_tokens, 0)
+        end as filler_budget
+    from contexts
+    left join gold_budget using (task, dataset)
+),
+
+filler_pool as (
+    select documents.*
+    from documents
+    inner join datasets using (task, dataset)
+    anti join reserved_documents using (task, dataset, corpus_id, pid)
+    where not documents.is_released and documents.task <> 'sql'
+),
+
+class_ranked as (
+    select
+        *,
+        row_number() over (partition by task, dataset, corpus_id, label order by pool_rank) as rank_in_class
+    from filler_pool
+),
+
+drawn as (
+    select
+        *,
+        row_number() over (
+            partition by task, dataset, corpus_id
+            order by case when task = 'icl' and rank_in_class = 1 then 0 else 1 end, pool_rank
+        ) - 1 as draw_rank
+    from class_ranked
+),
+
+running as (
+    select
+        *,
+        sum(n_tokens) over (
+            partition by task, dataset, corpus_id order by draw_rank rows unbounded preceding
+        ) as running_tokens,
+        count(*) over (partition by task, dataset, corpus_id) as filler_pool_size
+    from drawn
+),
+
+fillers as (
+    select
+        running.*,
+        arg_min(budget_left.context_length, budget_left.context_budget) as min_context
+    from running
+    inner join budget_left
+        on running.task = budget_left.task
+        and running.dataset = budget_left.dataset
+        and running.running_tokens <= budget_left.filler_budget
+    group by all
+),
+
+gold_rows as (
+    select documents.*, null::bigint as draw_rank, null::bigint as filler_pool_size, true as is_gold
+    from documents
+    semi join gold_documents using (task, dataset, corpus_id, pid)
+    where not documents.is_released
+),
+
+sql_rows as (
+    select documents.*, null::bigint as draw_rank, null::bigint as filler_pool_size, true as is_gold
+    from documents
+    semi join (select task, dataset, corpus_id from sql_databases where is_selected) using (task, dataset, corpus_id)
+    where not documents.is_released
+),
+
+released_gold as (
+    select distinct task, dataset, corpus_id, unnest(gold_pids) as pid
+    from split_turns
+    where is_in_size
+),
+
+released_rows as (
+    select
+        documents.*,
+        null::bigint as draw_rank,
+        null::bigint as filler_pool_size,
+        released_gold.pid is not null as is_gold
+    from documents
+    left join released_gold using (task, dataset, corpus_id, pid)
+    where documents.is_released
+),
+
+final as (
+    select
+        task, dataset, corpus_id, pid, title, text, answer, label, n_tokens, pool_rank,
+        draw_rank, filler_pool_size, false as is_gold, min_context, is_released, source_file, source_row
+    from fillers
+    union all by name
+    select *, '{{ loft_size() }}' as min_context from gold_rows
+    union all by name
+    select *, '{{ loft_size() }}' as min_context from sql_rows
+    union all by name
+    select *, '{{ loft_size() }}' as min_context from released_rows
+)
+
+select * from final
+{% endmacro %}

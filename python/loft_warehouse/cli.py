@@ -1,0 +1,32 @@
+"""The `loft` command: each area of the package contributes its subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Each module exposes register(subparsers) adding its subcommands with set_defaults(func=...).
+COMMAND_MODULES: list[str] = [
+    "loft_warehouse.size_models",
+    "loft_warehouse.quality",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every area's subcommands."""
+    parser = argparse.ArgumentParser(prog="loft", description=__doc__)
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `loft` console script."""
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

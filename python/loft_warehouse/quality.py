@@ -1,0 +1,136 @@
+"""Great Expectations suites over warehouse tables.
+
+Suites are JSON files in expectations/: {"name", "group", "query", "expectations": [{"type",
+"kwargs"}]}. `query` is DuckDB SQL with {schema} standing for the size's schema; it may join
+tables, so a suite can state cross-table contracts (every gold pid is in the corpus) as
+column expectations. GX runs on pandas frames (its SQL datasource is broken on DuckDB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from loft_warehouse.settings import PROJECT_ROOT, SIZES
+
+EXPECTATIONS_DIR = PROJECT_ROOT / "expectations"
+
+
+@dataclass
+class SuiteResult:
+    """Outcome of one suite on one size."""
+
+    suite: str
+    schema: str
+    n_rows: int
+    success: bool
+    failures: list[str] = field(default_factory=list)
+
+
+def load_suites(group: str | None = None, directory: Path = EXPECTATIONS_DIR) -> list[dict]:
+    """Suites of one group (all when None), sorted by file name."""
+    suites = []
+    for path in sorted(directory.glob("*.json")):
+        suite = json.loads(path.read_text(encoding="utf-8"))
+        suite["file"] = str(path)
+        if group is None or suite.get("group") == group:
+            suites.append(suite)
+    return suites
+
+
+def validate_frame(frame: pd.DataFrame, suite: dict) -> tuple[bool, list[str]]:
+    """Run one suite's expectations on a frame; failures are readable one-liners."""
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+    import great_expectations as gx
+    from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
+
+    logging.getLogger("great_expectations").setLevel(logging.ERROR)
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = {"globally": False}
+    gx_suite = gx.ExpectationSuite(name=suite["name"])
+    for expectation in suite["expectations"]:
+        gx_suite.add_expectation_configuration(
+            ExpectationConfiguration(type=expectation["type"], kwargs=expectation["kwargs"])
+        )
+    gx_suite = context.suites.add(gx_suite)
+    asset = context.data_sources.add_pandas("warehouse").add_dataframe_asset(suite["name"])
+    batch = asset.add_batch_definition_whole_dataframe("all").get_batch(
+        batch_parameters={"dataframe": frame}
+    )
+    outcome = batch.validate(gx_suite)
+    failures = [
+        f"{r.expectation_config.type}({json.dumps(r.expectation_config.kwargs, default=str)}): "
+        f"{r.result.get('unexpected_count', '?')} unexpected, e.g. "
+        f"{r.result.get('partial_unexpected_list', [])[:3]}"
+        for r in outcome.results
+        if not r.success
+    ]
+    return outcome.success, failures
+
+
+def run_suites(con: duckdb.DuckDBPyConnection, schema: str, group: str | None = None) -> list[SuiteResult]:
+    """Run every suite of a group against one size's schema."""
+    results = []
+    for suite in load_suites(group):
+        frame = con.sql(suite["query"].format(schema=schema)).df()
+        success, failures = validate_frame(frame, suite)
+        results.append(SuiteResult(suite["name"], schema, len(frame), success, failures))
+    return results
+
+
+def results_frame(results: list[SuiteResult]) -> pd.DataFrame:
+    """Suite results as a table (one row per suite)."""
+    return pd.DataFrame(
+        {
+            "suite": [r.suite for r in results],
+            "schema_name": [r.schema for r in results],
+            "n_rows": [r.n_rows for r in results],
+            "success": [r.success for r in results],
+            "failures": ["\n".join(r.failures) for r in results],
+        }
+    )
+
+
+def enforce(results: list[SuiteResult]) -> None:
+    """Stop the build when any suite failed, listing every failure."""
+    failed = [r for r in results if not r.success]
+    if failed:
+        lines = [f"{r.schema}: suite {r.suite}: {f}" for r in failed for f in r.failures]
+        raise AssertionError("data-quality expectations failed:\n" + "\n".join(lines))
+
+
+def run_for_model(dbt, session, group: str) -> pd.DataFrame:
+    """Body of a dbt quality model: run the group's suites on this size, fail on any failure."""
+    results = run_suites(session, dbt.this.schema, group)
+    enforce(results)
+    return results_frame(results)
+
+
+def _run(args: argparse.Namespace) -> int:
+    con = duckdb.connect(args.database, read_only=True)
+    results = []
+    for label in args.size or list(SIZES):
+        schema = f"loft_{label}"
+        if con.sql(f"select count(*) from information_schema.schemata where schema_name = '{schema}'").fetchone()[0]:
+            results.extend(run_suites(con, schema, args.group))
+    for r in results:
+        print(f"{'PASS' if r.success else 'FAIL'} {r.schema} {r.suite} ({r.n_rows} rows)")
+        for failure in r.failures:
+            print(f"    {failure}")
+    return 0 if all(r.success for r in results) else 1
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """`loft check`: run the expectation suites against a warehouse file."""
+    parser = subparsers.add_parser("check", help="run Great Expectations suites on the warehouse")
+    parser.add_argument("--database", default=os.environ.get("LOFT_DUCKDB_PATH", "loft.duckdb"))
+    parser.add_argument("--size", action="append", choices=list(SIZES))
+    parser.add_argument("--group", default=None, help="only suites of this group")
+    parser.set_defaults(func=_run)

@@ -1,0 +1,3 @@
+{% test within_budget(model) %}
+select * from {{ model }} where n_tokens > budget
+{% endtest %}
