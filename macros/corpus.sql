@@ -282,10 +282,15 @@ fillers as (
 ),
 
 gold_rows as (
+    -- joined with the size's budget row so that a gold set over budget always raises
     select documents.*, null::bigint as draw_rank, null::bigint as filler_pool_size, true as is_gold
     from documents
     semi join gold_documents using (task, dataset, corpus_id, pid)
-    where not documents.is_released
+    inner join budget_left
+        on budget_left.task = documents.task
+        and budget_left.dataset = documents.dataset
+        and budget_left.context_budget = budget_left.budget
+    where not documents.is_released and budget_left.filler_budget >= 0
 ),
 
 sql_rows as (

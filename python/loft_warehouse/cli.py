@@ -10,6 +10,7 @@ import sys
 COMMAND_MODULES: list[str] = [
     "loft_warehouse.size_models",
     "loft_warehouse.quality",
+    "loft_warehouse.prompts.export",
 ]
 
 

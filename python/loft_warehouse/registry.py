@@ -13,6 +13,7 @@ from loft_warehouse.errors import ConfigurationError
 
 REGISTRY_FILE = Path(__file__).with_name("datasets.yaml")
 RELEASE_TASKS = ("retrieval", "rag", "sql", "icl")
+RELEASE_CORPUS_FILES = ("corpus.jsonl", "corpus.json")
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,11 @@ def released_specs(root: Path, size_label: str) -> list[DatasetSpec]:
         if not task_dir.is_dir():
             continue
         for dataset_dir in sorted(p for p in task_dir.iterdir() if p.is_dir()):
-            if not (dataset_dir / size_label).is_dir():
+            folder = dataset_dir / size_label
+            if not folder.is_dir():
+                continue
+            if not any((folder / name).is_file() for name in RELEASE_CORPUS_FILES):
+                print(f"WARNING: {folder} has no corpus file; {task}/{dataset_dir.name} is not built at {size_label}")
                 continue
             spec = known.get((task, dataset_dir.name))
             if spec is None:

@@ -1,0 +1,70 @@
+{#
+  The prompts table of a size: the rendered rows (int_prompt_rows, Python) with the context-fit
+  flags. context_window_fits maps each model of the seed table model_context_windows to whether
+  the whole prompt (n_tokens_total, SentencePiece count) fits its window: rows that do not fit
+  must be skipped, never sent truncated.
+#}
+{% macro loft_prompts() %}
+with
+
+prompt_rows as (select * from {{ loft_ref('int_prompt_rows') }}),
+windows as (select * from {{ source('reference', 'model_context_windows') }}),
+
+fits as (
+    select
+        prompt_rows.prompt_id,
+        map(
+            list(windows.model::varchar order by windows.model),
+            list(prompt_rows.n_tokens_total <= windows.context_window order by windows.model)
+        ) as context_window_fits
+    from prompt_rows
+    cross join windows
+    group by prompt_rows.prompt_id
+),
+
+final as (
+    select
+        prompt_rows.prompt_id::varchar as prompt_id,
+        prompt_rows.task::varchar as task,
+        prompt_rows.dataset::varchar as dataset,
+        prompt_rows.corpus_id::varchar as corpus_id,
+        prompt_rows.variant::varchar as variant,
+        prompt_rows.split::varchar as split,
+        prompt_rows.qid::varchar as qid,
+        prompt_rows.turn::bigint as turn,
+        prompt_rows.n_turns::bigint as n_turns,
+        prompt_rows.prefix_id::varchar as prefix_id,
+        prompt_rows.head::varchar as head,
+        prompt_rows.suffix::varchar as suffix,
+        prompt_rows.n_tokens_prefix::bigint as n_tokens_prefix,
+        prompt_rows.n_tokens_total::bigint as n_tokens_total,
+        prompt_rows.gold::varchar as gold,
+        prompt_rows.gold_shown_ids::varchar as gold_shown_ids,
+        prompt_rows.targets::varchar as targets,
+        coalesce(fits.context_window_fits, map())::map(varchar, boolean) as context_window_fits
+    from prompt_rows
+    left join fits using (prompt_id)
+)
+
+select * from final
+{% endmacro %}
+
+
+{# Whole prompt texts, assembled on read (a view: nothing is stored twice). #}
+{% macro loft_prompt_texts() %}
+select
+    prompts.prompt_id,
+    prompts.task,
+    prompts.dataset,
+    prompts.corpus_id,
+    prompts.variant,
+    prompts.split,
+    prompts.qid,
+    prompts.turn,
+    prompts.n_turns,
+    prompts.head || prefixes.text || prompts.suffix as prompt,
+    prompts.n_tokens_total,
+    prompts.targets
+from {{ loft_ref('prompts') }} as prompts
+inner join {{ loft_ref('prompt_prefixes') }} as prefixes using (prefix_id)
+{% endmacro %}

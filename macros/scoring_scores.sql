@@ -1,0 +1,498 @@
+{#
+  Per-turn scores, one family per task, each a long table of (metric, rule, value, is_empty).
+  rule 'loft' = upstream parse + upstream metric semantics; 'strict' = strict parse + the
+  corrected semantics (see python/loft_warehouse/scoring/metrics.py, the reference these
+  macros are tested against); 'raw' = computed on the raw generation (Lost in the Middle).
+  is_empty says the rule's answer was empty although the response was ok.
+#}
+
+{# RAG datasets whose questions have several answers, all required (upstream multi_value_rag). #}
+{% macro scoring_multi_answer_datasets() -%}
+    ('qampari', 'quest')
+{%- endmacro %}
+
+{# The key columns every score row carries from its prediction. #}
+{% macro scoring_key_columns(alias) -%}
+    {{ alias }}.source,
+    {{ alias }}.system,
+    {{ alias }}.task,
+    {{ alias }}.dataset,
+    {{ alias }}.corpus_id,
+    {{ alias }}.variant,
+    {{ alias }}.split,
+    {{ alias }}.qid,
+    {{ alias }}.turn,
+    {{ alias }}.n_turns,
+    {{ alias }}.status,
+    {{ alias }}.is_answered
+{%- endmacro %}
+
+{% macro scoring_key_names() -%}
+    source, system, task, dataset, corpus_id, variant, split, qid, turn, n_turns, status, is_answered
+{%- endmacro %}
+
+
+{#
+  recall@k and MRecall@k, k in 1, 2, 3, 5, over pids.
+  loft: the first k predictions, then distinct; hits over len(gold) counting duplicates;
+  MRecall 1 iff hits = min(k, len(gold)); no prediction scores 0.
+  strict: the prediction list is already distinct (NULL = unknown ID, never a hit); gold is a set.
+#}
+{% macro scoring_retrieval_scores(predictions, queries) %}
+with
+
+base as (
+    select
+        {{ scoring_key_columns('p') }},
+        q.gold_pids as gold,
+        list_distinct(q.gold_pids) as gold_set,
+        p.pred_pids_loft as pred_loft,
+        p.pred_pids_strict as pred_strict,
+        p.is_answered and len(p.answer_loft) = 0 as empty_loft,
+        p.is_answered and len(p.answer_strict) = 0 as empty_strict
+    from {{ predictions }} as p
+    inner join {{ queries }} as q using (task, dataset, qid, turn)
+    where p.task = 'retrieval'
+),
+
+per_k as (
+    select
+        base.*,
+        ks.k,
+        len(list_filter(list_distinct(base.pred_loft[1:ks.k]), lambda x: list_contains(base.gold, x)))
+            as hits_loft,
+        len(list_filter(base.pred_strict[1:ks.k], lambda x: list_contains(base.gold_set, x)))
+            as hits_strict
+    from base
+    cross join (values (1), (2), (3), (5)) as ks(k)
+)
+
+select
+    {{ scoring_key_names() }},
+    unnest([
+        {
+            'metric': 'recall@' || k, 'rule': 'loft', 'is_empty': empty_loft,
+            'value': case when len(pred_loft) = 0 or len(gold) = 0 then 0.0
+                          else hits_loft / len(gold) end
+        },
+        {
+            'metric': 'mrecall@' || k, 'rule': 'loft', 'is_empty': empty_loft,
+            'value': case when len(pred_loft) = 0 then 0.0
+                          else (hits_loft = least(k, len(gold)))::double end
+        },
+        {
+            'metric': 'recall@' || k, 'rule': 'strict', 'is_empty': empty_strict,
+            'value': case when len(gold_set) = 0 then 0.0
+                          else hits_strict / len(gold_set) end
+        },
+        {
+            'metric': 'mrecall@' || k, 'rule': 'strict', 'is_empty': empty_strict,
+            'value': case when len(gold_set) = 0 then 0.0
+                          else (hits_strict = least(k, len(gold_set)))::double end
+        }
+    ], recursive := true)
+from per_k
+{% endmacro %}
+
+
+{#
+  RAG with one answer per question: only the first answer counts.
+  em / subspan_em / f1 (SQuAD normalisation + NFD); loft keeps golds that normalise to "" (a
+  substring of every answer), strict drops them and gives an empty answer 0.
+  rr_fuzzy_match (R&R): all unique words of a gold in the answer or the reverse.
+  litm_best_subspan_em (Lost in the Middle): a gold in the first line of the raw generation.
+#}
+{% macro scoring_rag_single_scores(predictions, queries) %}
+with
+
+base as (
+    select
+        {{ scoring_key_columns('p') }},
+        from_json(q.gold, '["VARCHAR"]') as gold,
+        p.answer_loft,
+        p.answer_strict,
+        p.raw_text,
+        p.is_answered and len(p.answer_loft) = 0 as empty_loft,
+        p.is_answered and len(p.answer_strict) = 0 as empty_strict,
+        p.is_answered and coalesce(trim(p.raw_text), '') = '' as empty_raw
+    from {{ predictions }} as p
+    inner join {{ queries }} as q using (task, dataset, qid, turn)
+    where p.task = 'rag' and p.dataset not in {{ scoring_multi_answer_datasets() }}
+),
+
+normalized as (
+    select
+        *,
+        list_transform(gold, lambda g: loft_normalize(g)) as gold_norm,
+        list_filter(list_transform(gold, lambda g: loft_normalize(g)), lambda g: g <> '') as gold_norm_strict,
+        loft_normalize(answer_loft[1]) as first_loft,
+        loft_normalize(answer_strict[1]) as first_strict,
+        list_transform(gold, lambda g: loft_rr_words(g)) as gold_words,
+        loft_rr_words(answer_loft[1]) as words_loft,
+        loft_rr_words(answer_strict[1]) as words_strict,
+        loft_normalize_litm(split_part(raw_text, chr(10), 1)) as first_line
+    from base
+)
+
+select
+    {{ scoring_key_names() }},
+    unnest([
+        {
+            'metric': 'em', 'rule': 'loft', 'is_empty': empty_loft,
+            'value': coalesce(list_contains(gold_norm, first_loft), false)::double
+        },
+        {
+            'metric': 'subspan_em', 'rule': 'loft', 'is_empty': empty_loft,
+            'value': coalesce(list_bool_or(list_transform(gold_norm, lambda g: contains(first_loft, g))), false)::double
+        },
+        {
+            'metric': 'f1', 'rule': 'loft', 'is_empty': empty_loft,
+            'value': loft_f1_loft(gold, answer_loft)
+        },
+        {
+            'metric': 'rr_fuzzy_match', 'rule': 'loft', 'is_empty': empty_loft,
+            'value': coalesce(len(words_loft) > 0 and list_bool_or(list_transform(gold_words,
+                lambda w: len(w) > 0 and (list_has_all(words_loft, w) or list_has_all(w, words_loft)))), false)::double
+        },
+        {
+            'metric': 'em', 'rule': 'strict', 'is_empty': empty_strict,
+            'value': coalesce(first_strict <> '' and list_contains(gold_norm_strict, first_strict), false)::double
+        },
+        {
+            'metric': 'subspan_em', 'rule': 'strict', 'is_empty': empty_strict,
+            'value': coalesce(first_strict <> '' and list_bool_or(list_transform(gold_norm_strict,
+                lambda g: contains(first_strict, g))), false)::double
+        },
+        {
+            'metric': 'f1', 'rule': 'strict', 'is_empty': empty_strict,
+            'value': loft_f1_strict(gold, answer_strict)
+        },
+        {
+            'metric': 'rr_fuzzy_match', 'rule': 'strict', 'is_empty': empty_strict,
+            'value': coalesce(len(words_strict) > 0 and list_bool_or(list_transform(gold_words,
+                lambda w: len(w) > 0 and (list_has_all(words_strict, w) or list_has_all(w, words_strict)))), false)::double
+        },
+        {
+            'metric': 'litm_best_subspan_em', 'rule': 'raw', 'is_empty': empty_raw,
+            'value': coalesce(list_bool_or(list_transform(gold,
+                lambda g: contains(first_line, loft_normalize_litm(g)))), false)::double
+        }
+    ], recursive := true)
+from normalized
+{% endmacro %}
+
+
+{#
+  RAG with several answers per question (QAMPARI, QUEST).
+  subspan_em: every gold matched one-to-one (either string contains the other; linear sum
+  assignment in Python); em: answer set = gold set; coverage: distinct answers equal to a gold
+  over len(gold); set_precision / set_recall / set_f1 / set_accuracy: QUEST-LOFT set metrics
+  (an empty side scores 1 only against an empty other side). loft: no answer scores 0 in
+  em/subspan/coverage (upstream returns early); strict: answers and golds normalising to ""
+  are dropped and duplicates ignored.
+#}
+{% macro scoring_rag_multi_scores(predictions, queries) %}
+with
+
+base as (
+    select
+        {{ scoring_key_columns('p') }},
+        from_json(q.gold, '["VARCHAR"]') as gold,
+        p.answer_loft,
+        p.answer_strict,
+        p.is_answered and len(p.answer_loft) = 0 as empty_loft,
+        p.is_answered and len(p.answer_strict) = 0 as empty_strict
+    from {{ predictions }} as p
+    inner join {{ queries }} as q using (task, dataset, qid, turn)
+    where p.task = 'rag' and p.dataset in {{ scoring_multi_answer_datasets() }}
+),
+
+normalized as (
+    select
+        *,
+        list_transform(gold, lambda g: loft_normalize(g)) as gold_norm,
+        list_transform(answer_loft, lambda a: loft_normalize(a)) as pred_norm_loft,
+        list_distinct(list_filter(list_transform(gold, lambda g: loft_normalize(g)), lambda g: g <> ''))
+            as gold_set_strict,
+        list_distinct(list_filter(list_transform(answer_strict, lambda a: loft_normalize(a)), lambda a: a <> ''))
+            as pred_set_strict
+    from base
+),
+
+sets as (
+    select
+        *,
+        list_distinct(gold_norm) as gold_set_loft,
+        list_distinct(pred_norm_loft) as pred_set_loft
+    from normalized
+),
+
+counted as (
+    select
+        *,
+        len(list_filter(pred_set_loft, lambda a: list_contains(gold_set_loft, a))) as hits_loft,
+        len(list_filter(pred_set_strict, lambda a: list_contains(gold_set_strict, a))) as hits_strict
+    from sets
+),
+
+set_scores as (
+    select
+        *,
+        case when len(pred_set_loft) > 0 then hits_loft / len(pred_set_loft)
+             else (len(gold_set_loft) = 0)::double end as precision_loft,
+        case when len(gold_set_loft) > 0 then hits_loft / len(gold_set_loft)
+             else (len(pred_set_loft) = 0)::double end as recall_loft,
+        case when len(pred_set_strict) > 0 then hits_strict / len(pred_set_strict)
+             else (len(gold_set_strict) = 0)::double end as precision_strict,
+        case when len(gold_set_strict) > 0 then hits_strict / len(gold_set_strict)
+             else (len(pred_set_strict) = 0)::double end as recall_strict
+    from counted
+)
+
+select
+    {{ scoring_key_names() }},
+    unnest([
+        {
+            'metric': 'subspan_em', 'rule': 'loft', 'is_empty': empty_loft,
+            'value': loft_multi_subspan_em_loft(gold, answer_loft)
+        },
+        {
+            'metric': 'em', 'rule': 'loft', 'is_empty': empty_loft,
+            'value': case when len(answer_loft) = 0 then 0.0
+                          else (list_sort(gold_set_loft) = list_sort(pred_set_loft))::double end
+        },
+        {
+            'metric': 'coverage', 'rule': 'loft', 'is_empty': empty_loft,
+            'value': case when len(answer_loft) = 0 or len(gold) = 0 then 0.0
+                          else hits_loft / len(gold) end
+        },
+        {'metric': 'set_precision', 'rule': 'loft', 'is_empty': empty_loft, 'value': precision_loft},
+        {'metric': 'set_recall', 'rule': 'loft', 'is_empty': empty_loft, 'value': recall_loft},
+        {
+            'metric': 'set_f1', 'rule': 'loft', 'is_empty': empty_loft,
+            'value': case when precision_loft + recall_loft = 0 then 0.0
+                          else 2 * precision_loft * recall_loft / (precision_loft + recall_loft) end
+        },
+        {
+            'metric': 'set_accuracy', 'rule': 'loft', 'is_empty': empty_loft,
+            'value': (list_sort(gold_set_loft) = list_sort(pred_set_loft))::double
+        },
+        {
+            'metric': 'subspan_em', 'rule': 'strict', 'is_empty': empty_strict,
+            'value': loft_multi_subspan_em_strict(gold, answer_strict)
+        },
+        {
+            'metric': 'em', 'rule': 'strict', 'is_empty': empty_strict,
+            'value': (len(gold_set_strict) > 0 and list_sort(gold_set_strict) = list_sort(pred_set_strict))::double
+        },
+        {
+            'metric': 'coverage', 'rule': 'strict', 'is_empty': empty_strict,
+            'value': case when len(gold_set_strict) = 0 then 0.0
+                          else hits_strict / len(gold_set_strict) end
+        },
+        {'metric': 'set_precision', 'rule': 'strict', 'is_empty': empty_strict, 'value': precision_strict},
+        {'metric': 'set_recall', 'rule': 'strict', 'is_empty': empty_strict, 'value': recall_strict},
+        {
+            'metric': 'set_f1', 'rule': 'strict', 'is_empty': empty_strict,
+            'value': case when precision_strict + recall_strict = 0 then 0.0
+                          else 2 * precision_strict * recall_strict / (precision_strict + recall_strict) end
+        },
+        {
+            'metric': 'set_accuracy', 'rule': 'strict', 'is_empty': empty_strict,
+            'value': (list_sort(gold_set_strict) = list_sort(pred_set_strict))::double
+        }
+    ], recursive := true)
+from set_scores
+{% endmacro %}
+
+
+{#
+  Many-shot ICL accuracy. loft: the gold is target.split(" ") and the first answer scores 1
+  when it equals any of those words (upstream compares against each listed gold; "(A)"
+  normalises to "", the article); strict: the whole answer must equal the whole target under
+  a normalisation that keeps articles.
+#}
+{% macro scoring_icl_scores(predictions, queries) %}
+with
+
+base as (
+    select
+        {{ scoring_key_columns('p') }},
+        from_json(q.gold, '["VARCHAR"]') as gold,
+        p.answer_loft,
+        p.answer_strict,
+        p.is_answered and len(p.answer_loft) = 0 as empty_loft,
+        p.is_answered and len(p.answer_strict) = 0 as empty_strict
+    from {{ predictions }} as p
+    inner join {{ queries }} as q using (task, dataset, qid, turn)
+    where p.task = 'icl'
+),
+
+normalized as (
+    select
+        *,
+        loft_normalize_label(array_to_string(gold, ' ')) as target_strict,
+        loft_normalize_label(array_to_string(answer_strict, ' ')) as answer_joined_strict
+    from base
+)
+
+select
+    {{ scoring_key_names() }},
+    unnest([
+        {
+            'metric': 'em', 'rule': 'loft', 'is_empty': empty_loft,
+            'value': coalesce(list_contains(list_transform(gold, lambda g: loft_normalize(g)),
+                                            loft_normalize(answer_loft[1])), false)::double
+        },
+        {
+            'metric': 'em', 'rule': 'strict', 'is_empty': empty_strict,
+            'value': (target_strict <> '' and target_strict = answer_joined_strict)::double
+        }
+    ], recursive := true)
+from normalized
+{% endmacro %}
+
+
+{#
+  SQL execution accuracy, scored by the SQL track's exec_acc_loft / exec_acc_strict (called
+  through loft_exec_acc_*). strict is order-sensitive when the gold SQL has ORDER BY.
+  exec_acc_conversation (grain 'conversation', on the last turn's row): 1 iff every turn of the
+  conversation scores 1, as the paper describes SParC; upstream averages turns instead.
+#}
+{% macro scoring_sql_scores(predictions, queries) %}
+with
+
+base as (
+    select
+        {{ scoring_key_columns('p') }},
+        q.gold,
+        regexp_matches(coalesce(q.gold_sql, ''), '(?i)\border\s+by\b') as gold_is_ordered,
+        p.answer_loft_json,
+        p.answer_strict_json,
+        p.is_answered and len(p.answer_loft) = 0 as empty_loft,
+        p.is_answered and len(p.answer_strict) = 0 as empty_strict
+    from {{ predictions }} as p
+    inner join {{ queries }} as q using (task, dataset, qid, turn)
+    where p.task = 'sql'
+),
+
+per_turn as (
+    select
+        {{ scoring_key_names() }},
+        unnest([
+            {
+                'metric': 'exec_acc', 'rule': 'loft', 'is_empty': empty_loft,
+                'value': case when is_answered then loft_exec_acc_loft(gold, answer_loft_json) else 0.0 end
+            },
+            {
+                'metric': 'exec_acc', 'rule': 'strict', 'is_empty': empty_strict,
+                'value': case when is_answered
+                              then loft_exec_acc_strict(gold, answer_strict_json, gold_is_ordered)
+                              else 0.0 end
+            }
+        ], recursive := true)
+    from base
+),
+
+conversations as (
+    select
+        source,
+        system,
+        task,
+        dataset,
+        corpus_id,
+        variant,
+        split,
+        qid,
+        max(turn) as turn,
+        max(n_turns) as n_turns,
+        coalesce(min(status) filter (where status <> 'ok'), 'ok') as status,
+        bool_and(is_answered) as is_answered,
+        'exec_acc_conversation' as metric,
+        rule,
+        bool_or(is_empty) as is_empty,
+        bool_and(value = 1)::double as value
+    from per_turn
+    group by all
+)
+
+select *, 'turn' as grain from per_turn
+union all by name
+select *, 'conversation' as grain from conversations
+{% endmacro %}
+
+
+{#
+  The primary metric of a dataset (paper Table 2): recall@1 for single-gold retrieval,
+  MRecall@k with k = max_gold for multi-gold retrieval, subspan EM for RAG, execution
+  accuracy for SQL, accuracy (em) for many-shot ICL.
+#}
+{% macro scoring_primary_metric(task, max_gold) -%}
+    case {{ task }}
+        when 'retrieval' then
+            case when coalesce({{ max_gold }}, 1) <= 1 then 'recall@1' else 'mrecall@' || {{ max_gold }} end
+        when 'rag' then 'subspan_em'
+        when 'sql' then 'exec_acc'
+        when 'icl' then 'em'
+    end
+{%- endmacro %}
+
+
+{#
+  The scores table: one row per (source, system, dataset, variant, query, turn, metric, rule).
+  Rows that were not answered (status not 'ok': blocked, error, skipped_*, missing) score 0
+  and stay in the table; is_answered and status say why.
+#}
+{% macro scoring_scores(predictions=none, queries=none, datasets=none, size=none) %}
+{%- set predictions = predictions or loft_ref('predictions') -%}
+{%- set queries = queries or loft_ref('queries') -%}
+{%- set datasets = datasets or loft_ref('stg_datasets') -%}
+{%- set size = size or loft_size() -%}
+with
+
+retrieval as ({{ scoring_retrieval_scores(predictions, queries) }}),
+rag_single as ({{ scoring_rag_single_scores(predictions, queries) }}),
+rag_multi as ({{ scoring_rag_multi_scores(predictions, queries) }}),
+icl as ({{ scoring_icl_scores(predictions, queries) }}),
+sql_exec as ({{ scoring_sql_scores(predictions, queries) }}),
+
+all_scores as (
+    select *, 'turn' as grain from retrieval
+    union all by name
+    select *, 'turn' as grain from rag_single
+    union all by name
+    select *, 'turn' as grain from rag_multi
+    union all by name
+    select *, 'turn' as grain from icl
+    union all by name
+    select * from sql_exec
+)
+
+select
+    '{{ size }}' as size,
+    all_scores.source,
+    all_scores.system,
+    all_scores.task,
+    all_scores.dataset,
+    all_scores.corpus_id,
+    all_scores.variant,
+    all_scores.split,
+    all_scores.qid,
+    all_scores.turn,
+    all_scores.n_turns,
+    all_scores.grain,
+    all_scores.metric,
+    all_scores.rule,
+    all_scores.metric || '_' || all_scores.rule as metric_name,
+    case when all_scores.is_answered then all_scores.value::double else 0.0 end as value,
+    all_scores.status,
+    all_scores.is_answered,
+    coalesce(all_scores.is_empty, false) as is_empty_answer,
+    coalesce(
+        all_scores.metric = {{ scoring_primary_metric('datasets.task', 'datasets.max_gold') }}
+        and all_scores.rule = 'loft' and all_scores.grain = 'turn',
+        false
+    ) as is_primary
+from all_scores
+left join {{ datasets }} as datasets using (task, dataset)
+{% endmacro %}

@@ -1,0 +1,69 @@
+"""Shared fixtures: running dbt against throw-away DuckDB files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from loft_warehouse.settings import PROJECT_ROOT, data_dir
+
+DBT = str(Path(sys.executable).with_name("dbt"))
+
+
+def run_dbt(args: list[str], database: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the dbt CLI on the project against `database`, artifacts beside it."""
+    work = database.parent
+    full_env = {**os.environ, "LOFT_DUCKDB_PATH": str(database), "DO_NOT_TRACK": "1", **(env or {})}
+    return subprocess.run(
+        [DBT, *args, "--target-path", str(work / "target"), "--log-path", str(work / "logs")],
+        cwd=PROJECT_ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The real shared data root (tests that need it are skipped without it)."""
+    try:
+        return data_dir()
+    except Exception as exc:  # noqa: BLE001 - any configuration problem means no data here
+        pytest.skip(f"no shared data: {exc}")
+
+
+@pytest.fixture(scope="session")
+def spine_warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    """loft_32k and loft_128k built once from the shared data (spine models only)."""
+    database = tmp_path_factory.mktemp("spine") / "loft.duckdb"
+    result = run_dbt(
+        ["build", "--select", "+loft_32k__corpus_quality", "+loft_128k__corpus_quality"], database
+    )
+    assert result.returncode == 0, result.stdout[-5000:]
+    return database
+
+
+@pytest.fixture
+def warehouse_copy(spine_warehouse: Path, tmp_path: Path) -> Callable[[], Path]:
+    """A private copy of the built warehouse that a test may corrupt."""
+
+    def copy() -> Path:
+        target = tmp_path / "loft.duckdb"
+        shutil.copy(spine_warehouse, target)
+        return target
+
+    return copy
+
+
+def query(database: Path, sql: str) -> list[tuple]:
+    """Rows of a read-only query."""
+    with duckdb.connect(str(database), read_only=True) as con:
+        return con.sql(sql).fetchall()
