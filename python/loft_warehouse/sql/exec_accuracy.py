@@ -1,0 +1,146 @@
+"""SQL execution accuracy: a model's answer rows scored against the gold result rows.
+
+Two rules, both pure functions of (gold rows, predicted answer):
+
+`exec_acc_loft` is LOFT's relaxed rule exactly as the official scorer applies it
+(loft-reference §5):
+- every cell is normalised: anything `float()` accepts (45, 45.0, "45", " 45 ", True, "1e3")
+  becomes a number with two decimals ("45.00"); then `str(cell).strip().lower()`, so None is
+  "none" and a nested list is its Python repr; cells that end up empty are dropped;
+- each row becomes a set of its cells (duplicate cells and column order vanish);
+- a flat predicted list (first item not a list) is one row;
+- score 1 iff both have the same number of rows and every predicted row is one of the gold
+  rows (membership: [[a], [a]] scores 1 against [[a], [b]]); row order is ignored;
+- a string row is a sequence of characters, as upstream iterates it; a row that is not
+  iterable at all (upstream raises) scores 0 here.
+
+`exec_acc_strict` follows the Spider test-suite comparison (loft-reference §6): rows are
+compared as multisets (as lists when the gold has ORDER BY), columns may be permuted as a
+whole, cells are compared by value with no rounding and no case folding. The one leniency:
+a number and the text of the same number are equal (45 == 45.0 == "45"), since the model reads
+every value from CSV text and cannot tell a numeric column from a text column of digits.
+None only equals None. A flat predicted list is one row.
+
+SParC: `exec_acc_conversation` gives 1 only when every turn scores 1 (the paper's rule); the
+upstream scorer averages turns instead, which is the per-turn mean of `exec_acc_loft`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def _as_rows(answer: Any) -> list:
+    """Upstream's shape rule: a list whose first item is not a list is a single row."""
+    if not isinstance(answer, list):
+        return []
+    if answer and not isinstance(answer[0], list):
+        return [answer]
+    return answer
+
+
+def normalize_cell_loft(cell: Any) -> str:
+    """One cell as upstream normalises it (two-decimal numbers, then strip + lower)."""
+    try:
+        return f"{float(cell):.2f}".strip().lower()
+    except (TypeError, ValueError, OverflowError):
+        return str(cell).strip().lower()
+
+
+def normalize_rows_loft(rows: Iterable[Any]) -> list[list[str]]:
+    """Every row's cells normalised, empty cells dropped (TypeError for a non-iterable row)."""
+    normalized = []
+    for row in rows:
+        cells = [normalize_cell_loft(cell) for cell in row]
+        normalized.append([c for c in cells if c])
+    return normalized
+
+
+def exec_acc_loft(gold: Sequence[Sequence[Any]], predicted: Any) -> float:
+    """LOFT's execution accuracy of one turn (see the module docstring)."""
+    if not isinstance(gold, list) or not gold or not isinstance(gold[0], list):
+        raise ValueError(f"gold answer must be a non-empty list of lists, got {gold!r}")
+    try:
+        gold_rows = [frozenset(row) for row in normalize_rows_loft(gold)]
+        predicted_rows = [frozenset(row) for row in normalize_rows_loft(_as_rows(predicted))]
+    except TypeError:
+        return 0.0
+    if len(gold_rows) != len(predicted_rows):
+        return 0.0
+    return float(all(row in gold_rows for row in predicted_rows))
+
+
+def _strict_cell(cell: Any) -> Any:
+    """A cell for the strict rule: numbers and numeric text by exact value, text stripped."""
+    if cell is None:
+        return None
+    if isinstance(cell, bool):
+        return ("number", float(cell))
+    if isinstance(cell, int | float):
+        return ("number", float(cell))
+    if isinstance(cell, str):
+        text = cell.strip()
+        try:
+            number = float(text)
+        except ValueError:
+            return ("text", text)
+        if math.isfinite(number):
+            return ("number", number)
+        return ("text", text)
+    return ("text", repr(cell))
+
+
+def _strict_rows(answer: Any) -> list[tuple] | None:
+    rows = _as_rows(answer)
+    if not all(isinstance(row, list) for row in rows):
+        return None
+    return [tuple(_strict_cell(c) for c in row) for row in rows]
+
+
+def _column_orders(gold: list[tuple], predicted: list[tuple], width: int) -> Iterable[tuple[int, ...]]:
+    """Permutations of predicted columns whose column value multisets match the gold's."""
+    gold_columns = [Counter(row[j] for row in gold) for j in range(width)]
+    predicted_columns = [Counter(row[i] for row in predicted) for i in range(width)]
+    candidates = [[i for i in range(width) if predicted_columns[i] == gold_columns[j]] for j in range(width)]
+
+    def extend(prefix: tuple[int, ...]) -> Iterable[tuple[int, ...]]:
+        if len(prefix) == width:
+            yield prefix
+            return
+        for i in candidates[len(prefix)]:
+            if i not in prefix:
+                yield from extend((*prefix, i))
+
+    return extend(())
+
+
+def exec_acc_strict(gold: Sequence[Sequence[Any]], predicted: Any, ordered: bool = False) -> float:
+    """Test-suite style execution accuracy of one turn (see the module docstring)."""
+    gold_rows = _strict_rows(gold)
+    if gold_rows is None or not gold_rows:
+        raise ValueError(f"gold answer must be a non-empty list of lists, got {gold!r}")
+    predicted_rows = _strict_rows(predicted)
+    if not predicted_rows or len(predicted_rows) != len(gold_rows):
+        return 0.0
+    width = len(gold_rows[0])
+    if any(len(row) != width for row in gold_rows + predicted_rows):
+        return 0.0
+    gold_bag = Counter(gold_rows)
+    for order in _column_orders(gold_rows, predicted_rows, width):
+        permuted = [tuple(row[i] for i in order) for row in predicted_rows]
+        if (permuted == gold_rows) if ordered else (Counter(permuted) == gold_bag):
+            return 1.0
+    return 0.0
+
+
+def exec_acc_conversation(turn_scores: Sequence[float]) -> float:
+    """SParC per conversation (paper): 1 iff every turn scored 1; 0 for no turns."""
+    return float(bool(turn_scores) and all(score == 1 for score in turn_scores))
+
+
+def exec_acc_turn_average(turn_scores: Sequence[float]) -> float:
+    """SParC as upstream reports it: the mean over turns (0 for no turns)."""
+    return sum(turn_scores) / len(turn_scores) if turn_scores else 0.0

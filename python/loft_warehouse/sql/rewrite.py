@@ -1,0 +1,348 @@
+"""Spider's SQLite gold SQL, rewritten as sqlglot expression transforms to run in DuckDB.
+
+Two steps. `prepare` fixes what both engines need over the dumped tables: Spider spellings of
+tables and columns that the dump's authors renamed, and double-quoted string literals (SQLite
+reads `"JetBlue Airways"` as a string when no column has that name). `to_duckdb` then qualifies
+and types the query against the schema and applies one transform per SQLite/DuckDB difference:
+
+- bare columns in an aggregate query: SQLite takes them from the row of the single min()/max()
+  (ARG_MIN/ARG_MAX), else from an arbitrary row of the group (ANY_VALUE);
+- integer division truncates (`//`, given the operand types), and x/0 is NULL;
+- LIKE is case-insensitive (ILIKE);
+- a text column compared with a number compares text (the number becomes a string literal);
+- CAST of text to a number (also inside sum/avg of a text column) keeps the numeric prefix
+  ('12abc' -> 12, 'abc' -> 0), CAST of a real to an integer truncates;
+- round() returns a double;
+- booleans are the integers 0/1.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
+
+from loft_warehouse.sql.databases import DUCKDB_TYPES
+from loft_warehouse.sql.pgdump import Dump
+
+_INTEGER_TYPES = exp.DataType.INTEGER_TYPES
+_NUMBER_TYPES = exp.DataType.NUMERIC_TYPES
+_TEXT_TYPES = exp.DataType.TEXT_TYPES
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+_INT_PREFIX = r"^\s*([-+]?[0-9]+)"
+_REAL_PREFIX = r"^\s*([-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?)"
+
+
+def plain(message: str) -> str:
+    """An error message without terminal colour codes (sqlglot underlines the bad token)."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", message)
+
+
+class RewriteError(ValueError):
+    """The gold SQL cannot be read or rewritten (recorded as the query's error)."""
+
+
+@dataclass(frozen=True)
+class Schema:
+    """One database as the rewrites see it: dump tables with column kinds, and the other
+    spellings (Spider's, lower-cased) of renamed tables and columns."""
+
+    tables: dict[str, dict[str, str]]
+    table_aliases: dict[str, str] = field(default_factory=dict)
+    column_aliases: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_dump(cls, dump: Dump, spider_entry: dict | None = None) -> Schema:
+        tables = {t.name: {c.name: c.kind for c in t.columns} for t in dump.tables}
+        if spider_entry is None:
+            return cls(tables)
+        table_aliases, column_aliases = spider_aliases(tables, spider_entry)
+        return cls(tables, table_aliases, column_aliases)
+
+    def column_names(self) -> set[str]:
+        names = {c for columns in self.tables.values() for c in columns}
+        return names | set(self.column_aliases)
+
+    def duckdb_types(self) -> dict[str, dict[str, str]]:
+        return {t: {c: DUCKDB_TYPES[k] for c, k in cols.items()} for t, cols in self.tables.items()}
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", name.lower().replace("reference", "ref"))
+
+
+def _same_column(spider: str, dump: str) -> bool:
+    a, b = _key(spider), _key(dump)
+    return a == b or (min(len(a), len(b)) >= 6 and (a in b or b in a)) or (
+        difflib.SequenceMatcher(None, a, b).ratio() >= 0.9
+    )
+
+
+def spider_aliases(
+    tables: dict[str, dict[str, str]], entry: dict
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Map Spider's table/column names (tables.json) to the dump's where the dump renamed them.
+
+    A table matches when the names agree ignoring case, underscores and 'reference'/'ref'; a
+    column matches an unclaimed dump column of its table whose name is nearly the same. A
+    Spider column with no counterpart (voter_1's votes.state) stays unmapped: queries using it
+    fail and are recorded as errors.
+    """
+    by_key = {_key(name): name for name in tables}
+    table_aliases: dict[str, str] = {}
+    column_aliases: dict[str, str] = {}
+    for index, spider_table in enumerate(entry["table_names_original"]):
+        dump_table = by_key.get(_key(spider_table))
+        if dump_table is None:
+            continue
+        if dump_table != spider_table.lower():
+            table_aliases[spider_table.lower()] = dump_table
+        dump_columns = tables[dump_table]
+        spider_columns = [c.lower() for t, c in entry["column_names_original"] if t == index]
+        unclaimed = [c for c in dump_columns if c not in spider_columns]
+        for column in spider_columns:
+            if column in dump_columns:
+                continue
+            match = next((c for c in unclaimed if _same_column(column, c)), None)
+            if match is not None:
+                column_aliases[column] = match
+                unclaimed.remove(match)
+    return table_aliases, column_aliases
+
+
+def parse(sql: str) -> exp.Expression:
+    """Parse one statement of SQLite SQL."""
+    try:
+        trees = sqlglot.parse(sql, read="sqlite")
+    except sqlglot.errors.SqlglotError as exc:
+        raise RewriteError(f"unparseable SQL: {plain(str(exc))}") from exc
+    trees = [t for t in trees if t is not None]
+    if len(trees) != 1:
+        raise RewriteError(f"expected one statement, found {len(trees)}")
+    return trees[0]
+
+
+def parse_duckdb(sql: str) -> exp.Expression:
+    """Parse SQL written by `to_duckdb` (or any DuckDB statement)."""
+    try:
+        return sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.errors.SqlglotError as exc:
+        raise RewriteError(f"unparseable SQL: {plain(str(exc))}") from exc
+
+
+def prepare(sql: str, schema: Schema) -> exp.Expression:
+    """Parse and fix names and double-quoted literals; valid for both engines."""
+    tree = parse(sql)
+    columns = schema.column_names()
+
+    def fix(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Table) and node.name.lower() in schema.table_aliases:
+            node.set("this", exp.to_identifier(schema.table_aliases[node.name.lower()]))
+        elif isinstance(node, exp.Column):
+            name = node.name.lower()
+            identifier = node.this
+            if (
+                not node.table
+                and isinstance(identifier, exp.Identifier)
+                and identifier.quoted
+                and name not in columns
+            ):
+                return exp.Literal.string(identifier.this)
+            if name in schema.column_aliases:
+                node.set("this", exp.to_identifier(schema.column_aliases[name]))
+        return node
+
+    return tree.transform(fix, copy=False)
+
+
+def to_sqlite(sql: str, schema: Schema) -> str:
+    """The gold SQL for the SQLite reference over the dumped tables (names fixed only)."""
+    return prepare(sql, schema).sql(dialect="sqlite")
+
+
+def _is(node: exp.Expression, types: set) -> bool:
+    return node.type is not None and node.type.this in types
+
+
+def _scope_select(node: exp.Expression) -> exp.Expression | None:
+    parent = node.parent
+    while parent is not None and not isinstance(parent, exp.Select):
+        parent = parent.parent
+    return parent
+
+
+def _inside(node: exp.Expression, kinds: tuple, stop: exp.Expression) -> bool:
+    parent = node.parent
+    while parent is not None and parent is not stop:
+        if isinstance(parent, kinds):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _own_nodes(select: exp.Select, kind: type) -> list[exp.Expression]:
+    """Nodes of a kind that belong to this SELECT, not to a nested one."""
+    return [n for n in select.find_all(kind) if _scope_select(n) is select]
+
+
+def _under_key(node: exp.Expression, keys: set[str], select: exp.Select) -> bool:
+    parent = node.parent
+    while parent is not None and parent is not select:
+        if parent.sql() in keys:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _bare_columns(select: exp.Select) -> None:
+    aggregates = [a for a in _own_nodes(select, exp.AggFunc) if not _inside(a, (exp.Window,), select)]
+    group = select.args.get("group")
+    if not aggregates and not group:
+        return
+    keys = {k.sql() for k in group.expressions} if group else set()
+    extremes = [a for a in aggregates if isinstance(a, exp.Max | exp.Min)]
+    for column in _own_nodes(select, exp.Column):
+        if not column.table or _inside(column, (exp.AggFunc, exp.Window), select):
+            continue
+        if column.sql() in keys or _under_key(column, keys, select):
+            continue
+        if _inside(column, (exp.Group, exp.Where, exp.Join, exp.From), select):
+            continue
+        if len(extremes) == 1:
+            pick = exp.ArgMax if isinstance(extremes[0], exp.Max) else exp.ArgMin
+            wrapped = pick(this=column.copy(), expression=extremes[0].this.copy())
+        else:
+            wrapped = exp.AnyValue(this=column.copy())
+        if isinstance(column.parent, exp.Select):
+            wrapped = exp.alias_(wrapped, column.name)
+        column.replace(wrapped)
+
+
+def _number_text(literal: exp.Literal) -> exp.Literal:
+    return exp.Literal.string(literal.this)
+
+
+def _text_vs_number(node: exp.Expression) -> None:
+    """SQLite applies a text column's affinity to a bare number: the comparison is textual."""
+    if isinstance(node, _COMPARISONS):
+        sides = [node.this, node.expression]
+        for i, side in enumerate(sides):
+            other = sides[1 - i]
+            if (
+                isinstance(side, exp.Column)
+                and _is(side, _TEXT_TYPES)
+                and isinstance(other, exp.Literal)
+                and not other.is_string
+            ):
+                other.replace(_number_text(other))
+    elif isinstance(node, exp.In) and isinstance(node.this, exp.Column) and _is(node.this, _TEXT_TYPES):
+        for item in node.expressions:
+            if isinstance(item, exp.Literal) and not item.is_string:
+                item.replace(_number_text(item))
+    elif isinstance(node, exp.Between) and isinstance(node.this, exp.Column) and _is(node.this, _TEXT_TYPES):
+        for key in ("low", "high"):
+            bound = node.args.get(key)
+            if isinstance(bound, exp.Literal) and not bound.is_string:
+                bound.replace(_number_text(bound))
+
+
+def _numeric_prefix(value: exp.Expression, integer: bool) -> exp.Expression:
+    """SQLite's CAST(text AS INTEGER/REAL): the longest numeric prefix, 0 when there is none."""
+    pattern = _INT_PREFIX if integer else _REAL_PREFIX
+    target = "BIGINT" if integer else "DOUBLE"
+    prefix = exp.RegexpExtract(this=value.copy(), expression=exp.Literal.string(pattern), group=exp.Literal.number(1))
+    number = exp.cast(exp.Nullif(this=prefix, expression=exp.Literal.string("")), target)
+    return exp.Case(
+        ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null())],
+        default=exp.Coalesce(this=number, expressions=[exp.Literal.number(0)]),
+    )
+
+
+def _cast(node: exp.Cast) -> exp.Expression:
+    target = node.to.this
+    integer = target in _INTEGER_TYPES
+    real = target in (exp.DataType.Type.DOUBLE, exp.DataType.Type.FLOAT, exp.DataType.Type.DECIMAL)
+    if (integer or real) and _is(node.this, _TEXT_TYPES):
+        return _numeric_prefix(node.this, integer)
+    if integer and _is(node.this, _NUMBER_TYPES) and not _is(node.this, _INTEGER_TYPES):
+        return exp.cast(exp.Trunc(this=node.this.copy()), "BIGINT")
+    return node
+
+
+def _sqlite_semantics(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Div):
+        if _is(node.this, _INTEGER_TYPES) and _is(node.expression, _INTEGER_TYPES):
+            return exp.IntDiv(this=node.this, expression=node.expression)
+        divisor = exp.Nullif(this=node.expression, expression=exp.Literal.number(0))
+        return exp.Div(this=node.this, expression=divisor)
+    if isinstance(node, exp.Like):
+        return exp.ILike(this=node.this, expression=node.expression)
+    if isinstance(node, exp.Cast):
+        return _cast(node)
+    if isinstance(node, exp.Avg | exp.Sum) and _is(node.this, _TEXT_TYPES):
+        node.set("this", _numeric_prefix(node.this, integer=False))
+        return node
+    if isinstance(node, exp.Round):
+        return exp.cast(node.copy(), "DOUBLE")
+    if isinstance(node, exp.Column) and _is(node, {exp.DataType.Type.BOOLEAN}):
+        return exp.cast(node.copy(), "BIGINT")
+    return node
+
+
+def _tie_values(pick: exp.ArgMax | exp.ArgMin, low: bool) -> exp.Expression:
+    """The least (low) or greatest value over every row tied at the group's extreme key."""
+    name, extreme = ("ARG_MAX", "MAX") if isinstance(pick, exp.ArgMax) else ("ARG_MIN", "MIN")
+    value, key = pick.this.sql("duckdb"), pick.expression.sql("duckdb")
+    ties = (
+        f"LIST_TRANSFORM(LIST_FILTER({name}({{'v': {value}, 'k': {key}}}, {key}, 100000), "
+        f"lambda x: x.k = {extreme}({key})), lambda x: x.v)"
+    )
+    return exp.Anonymous(this="LIST_MIN" if low else "LIST_MAX", expressions=[exp.Var(this=ties)])
+
+
+def arbitrary_row_probes(tree: exp.Expression) -> tuple[str, str] | None:
+    """Two variants of a rewritten query that resolve its arbitrary picks differently.
+
+    Every ANY_VALUE(c) becomes MIN(c) in one and MAX(c) in the other; every ARG_MAX/ARG_MIN
+    becomes the least / greatest value among the rows tied at the extreme key. If the two
+    variants return different rows, the gold depends on which row the engine happens to pick.
+    None when the query makes no such pick.
+    """
+    if not any(tree.find_all(exp.AnyValue, exp.ArgMax, exp.ArgMin)):
+        return None
+
+    def variant(low: bool) -> str:
+        def pick(node: exp.Expression) -> exp.Expression:
+            if isinstance(node, exp.IgnoreNulls) and isinstance(node.this, exp.AnyValue):
+                node = node.this
+            if isinstance(node, exp.AnyValue):
+                return (exp.Min if low else exp.Max)(this=node.this.copy())
+            if isinstance(node, exp.ArgMax | exp.ArgMin):
+                return _tie_values(node, low)
+            return node
+
+        return tree.copy().transform(pick).sql(dialect="duckdb")
+
+    return variant(True), variant(False)
+
+
+def to_duckdb(sql: str, schema: Schema) -> str:
+    """The gold SQL rewritten for DuckDB with SQLite's semantics (see the module docstring)."""
+    tree = prepare(sql, schema)
+    types = schema.duckdb_types()
+    try:
+        tree = qualify(tree, schema=types, dialect="duckdb", validate_qualify_columns=False, identify=False)
+        tree = annotate_types(tree, schema=types, dialect="duckdb")
+    except sqlglot.errors.SqlglotError as exc:
+        raise RewriteError(f"cannot resolve against the schema: {exc}") from exc
+    for node in list(tree.walk()):
+        _text_vs_number(node)
+    for select in list(tree.find_all(exp.Select)):
+        _bare_columns(select)
+    tree = tree.transform(_sqlite_semantics, copy=False)
+    return tree.sql(dialect="duckdb")

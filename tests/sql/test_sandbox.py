@@ -1,0 +1,135 @@
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from loft_warehouse.sql.sandbox import Rejected, Sandbox, SandboxResult, check_query, score_result
+
+OUT = Path("/tmp/loft-sandbox-test-out.csv")
+
+
+@pytest.fixture(scope="module")
+def sandbox(root):
+    with Sandbox(root, timeout_s=1.0) as box:
+        yield box
+
+
+def singers(sandbox):
+    return sandbox.run("concert_singer", "SELECT count(*) FROM singer").rows
+
+
+def test_a_query_runs_with_sqlite_semantics(sandbox):
+    result = sandbox.run("concert_singer", "SELECT name FROM singer WHERE name LIKE 'joe%'")
+    assert result.status == "ok" and result.rows == [("Joe Sharp",)]
+    assert sandbox.run("concert_singer", 'SELECT Name FROM Singer WHERE Country = "France" AND Age > 40').rows == [
+        ("Rose White",), ("John Nizinik",)
+    ]
+    assert sandbox.run("concert_singer", "SELECT name FROM singer WHERE age > 99").status == "empty"
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TABLE x (a INT)",
+        "DROP TABLE singer",
+        "ALTER TABLE singer ADD COLUMN x INT",
+        "INSERT INTO singer (singer_id) VALUES (99)",
+        "UPDATE singer SET age = 0",
+        "DELETE FROM singer",
+        f"COPY singer TO '{OUT}'",
+        "ATTACH '/tmp/loft-sandbox-other.duckdb' AS other",
+        "INSTALL fts",
+        "LOAD fts",
+        "PRAGMA enable_profiling",
+        "SET enable_external_access = true",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM '/etc/passwd'",
+        "WITH x AS (SELECT * FROM read_text('/etc/hostname')) SELECT * FROM x",
+        "SELECT (SELECT count(*) FROM read_csv_auto('/etc/passwd'))",
+        "SELECT count(*) FROM singer; DROP TABLE singer",
+        "SELECT * FROM other.main.singer",
+        "this is not sql (",
+    ],
+)
+def test_hostile_sql_is_rejected_without_side_effects(sandbox, sql):
+    result = sandbox.run("concert_singer", sql)
+    assert result.status == "rejected", result
+    assert result.error
+    assert singers(sandbox) == [(6,)]
+    assert not OUT.exists()
+    assert not Path("/tmp/loft-sandbox-other.duckdb").exists()
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TABLE x (a INT)",
+        "DELETE FROM singer",
+        f"COPY singer TO '{OUT}'",
+        "ATTACH '/tmp/loft-sandbox-other.duckdb' AS other",
+        "INSTALL fts",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SET enable_external_access = true",
+    ],
+)
+def test_the_engine_refuses_even_without_the_static_check(sandbox, sql):
+    with pytest.raises(duckdb.Error):
+        sandbox.connection("concert_singer").cursor().execute(sql)
+    assert singers(sandbox) == [(6,)]
+    assert not OUT.exists()
+
+
+def test_runaway_query_hits_the_time_limit(sandbox):
+    sql = "SELECT count(*) FROM " + ", ".join(f"singer AS s{i}" for i in range(12))  # 6**12 rows
+    result = sandbox.run("concert_singer", sql)
+    assert result.status == "error"
+    assert "time limit of 1 s exceeded" in result.error
+    assert singers(sandbox) == [(6,)]
+
+
+def test_huge_results_are_capped(root):
+    with Sandbox(root, max_rows=5) as box:
+        result = box.run("concert_singer", "SELECT * FROM singer")
+    assert result.status == "error" and result.error == "more than 5 rows"
+
+
+def test_unknown_database_and_unknown_table(sandbox):
+    assert sandbox.run("nope", "SELECT 1").status == "error"
+    assert sandbox.run("concert_singer", "SELECT * FROM pets").status == "rejected"
+
+
+def test_check_query_accepts_ctes_and_set_operations():
+    check_query("WITH a AS (SELECT x FROM t) SELECT x FROM a UNION SELECT x FROM t", {"t"})
+    with pytest.raises(Rejected, match="only queries"):
+        check_query("VALUES (1)", {"t"})
+
+
+def test_scores_of_a_sandboxed_prediction(sandbox):
+    gold = [["Rose White"], ["John Nizinik"]]
+    right = sandbox.run("concert_singer", "SELECT name FROM singer WHERE country = 'France' AND age > 40")
+    assert score_result(gold, right, ordered=False) == {"exec_acc_loft": 1.0, "exec_acc_strict": 1.0}
+    wrong = sandbox.run("concert_singer", "SELECT name FROM singer WHERE age > 40")
+    assert score_result(gold, wrong, ordered=False) == {"exec_acc_loft": 0.0, "exec_acc_strict": 0.0}
+    failed = SandboxResult("rejected", error="DROP is not allowed")
+    assert score_result(gold, failed, ordered=False) == {"exec_acc_loft": 0.0, "exec_acc_strict": 0.0}
+
+
+def test_score_sql_predictions_frame(root):
+    import polars as pl
+
+    from loft_warehouse.sql.sandbox import score_sql_predictions
+
+    frame = pl.DataFrame(
+        {
+            "qid": ["a", "b", "c"],
+            "db_id": ["concert_singer", "concert_singer", "concert_singer"],
+            "sql": ["SELECT count(*) FROM singer", "DROP TABLE singer", None],
+            "gold": ["[[6]]", "[[6]]", "[[6]]"],
+            "ordered": [False, False, False],
+        }
+    )
+    scored = score_sql_predictions(root, frame)
+    assert scored["sandbox_status"].to_list() == ["ok", "rejected", "error"]
+    assert scored["predicted_rows"].to_list() == ["[[6]]", None, None]
+    assert scored["exec_acc_loft"].to_list() == [1.0, 0.0, 0.0]
+    assert scored["exec_acc_strict"].to_list() == [1.0, 0.0, 0.0]
