@@ -1,0 +1,180 @@
+"""Prompt variants: the paper's best prompt and every ablation of §5 / Table 4, the number of
+few-shot examples (Fig. 8), gold-document positions (§4.1, Fig. 4 and 9) and, for BBH, one variant
+per many-shot context length.
+
+Names (the `variant` column; pick them with dbt `--vars '{prompt_variants: [default, no_cot]}'`):
+
+- default: the paper's best prompt (Fig. 11 layout).
+- generic_instruction: the task-agnostic instruction of Fig. 12.
+- query_at_beginning: the query before the instruction and corpus (Fig. 13); its rows carry the
+  query in `head`, so the shared prefix is unchanged but no longer a prompt prefix.
+- alphanumeric_ids: seeded unique IDs alternating letters and digits (`D5y2`) (Fig. 14).
+- title_only: corpus lines without CONTENT (Fig. 15); datasets with titles only.
+- no_id_echo: corpus lines without the trailing `END ID` (Fig. 16).
+- corpus_in_each_few_shot: each example brings its own 10-document corpus, IDs 0..9: its gold
+  documents first (as in Fig. 17), then seeded random others in corpus order; the full corpus
+  follows the examples.
+- no_cot: few-shot examples without reasoning lines (Fig. 18).
+- few_shot_0 .. few_shot_5: only the first k few-shot examples.
+- gold_pos_{test,few_shot,both}_p{0,20,40,60,80,100}: the gold documents of the evaluated
+  (dev+test) queries, of the few-shot queries, or of both as one group, moved as a block to
+  fraction p of the corpus (p0 = before every other document, p100 = after), the other documents
+  keeping their order. A document gold for both groups moves with whichever group is moved.
+  IDs are renumbered everywhere: corpus, few-shot reasoning and answers, gold_shown_ids.
+- context_{2k,4k,8k,16k,32k}: many-shot ICL with the examples of that context only
+  (corpus.min_context at most that length), in corpus order; built for datasets with several
+  contexts (BBH at 32k: context_32k equals default there, kept so the five contexts plot alike).
+
+Which variants apply: retrieval and RAG take every variant but context_*; ICL takes default
+and its own context_* variants; SQL takes default (its prompt comes from loft_warehouse.sql).
+A variant that does not apply to a dataset builds no rows for it.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from loft_warehouse import settings
+from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.prompts.inputs import Collection, Doc
+
+GOLD_GROUPS = ("test", "few_shot", "both")
+GOLD_POSITIONS = (0, 20, 40, 60, 80, 100)
+MAX_FEW_SHOT = 5
+ABLATION_TASKS = frozenset({"retrieval", "rag"})
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The switches one prompt variant sets; `default` leaves them all at the paper's choice."""
+
+    name: str
+    generic_instruction: bool = False
+    query_at_beginning: bool = False
+    alphanumeric_ids: bool = False
+    content: bool = True
+    id_echo: bool = True
+    corpus_in_each_few_shot: bool = False
+    cot: bool = True
+    n_few_shot: int | None = None
+    gold_group: str | None = None
+    gold_position: int | None = None
+    context: str | None = None
+
+    def applies_to(self, collection: Collection) -> bool:
+        """Whether this variant is built for a collection (see the module docstring)."""
+        if self.name == "default":
+            return True
+        if self.context is not None:
+            return collection.task == "icl" and len(collection.contexts) > 1 and self.context in collection.contexts
+        if collection.task not in ABLATION_TASKS:
+            return False
+        return self.content or collection.has_title
+
+
+def _catalogue() -> dict[str, Variant]:
+    base = Variant("default")
+    variants = [
+        base,
+        replace(base, name="generic_instruction", generic_instruction=True),
+        replace(base, name="query_at_beginning", query_at_beginning=True),
+        replace(base, name="alphanumeric_ids", alphanumeric_ids=True),
+        replace(base, name="title_only", content=False),
+        replace(base, name="no_id_echo", id_echo=False),
+        replace(base, name="corpus_in_each_few_shot", corpus_in_each_few_shot=True),
+        replace(base, name="no_cot", cot=False),
+    ]
+    variants += [replace(base, name=f"few_shot_{k}", n_few_shot=k) for k in range(MAX_FEW_SHOT + 1)]
+    variants += [
+        replace(base, name=f"gold_pos_{group}_p{p}", gold_group=group, gold_position=p)
+        for group in GOLD_GROUPS
+        for p in GOLD_POSITIONS
+    ]
+    variants += [replace(base, name=f"context_{c}", context=c) for c in settings.ICL_CONTEXTS]
+    return {v.name: v for v in variants}
+
+
+VARIANTS: dict[str, Variant] = _catalogue()
+
+
+def resolve(names: Iterable[str] | str | None) -> list[Variant]:
+    """Variants from a list of names or a comma-separated string; 'all' means every variant.
+
+    An unknown name is an error listing the known ones (a typo must not build nothing).
+    """
+    if names is None:
+        names = ["default"]
+    if isinstance(names, str):
+        names = [n for n in names.split(",")]
+    wanted = [n.strip() for n in names if n and n.strip()]
+    if not wanted:
+        wanted = ["default"]
+    if "all" in wanted:
+        return list(VARIANTS.values())
+    unknown = [n for n in wanted if n not in VARIANTS]
+    if unknown:
+        raise ConfigurationError(f"unknown prompt variant(s) {unknown}; known: all, {', '.join(VARIANTS)}")
+    return [VARIANTS[n] for n in dict.fromkeys(wanted)]
+
+
+def _context_tokens(label: str) -> int:
+    size = settings.ICL_CONTEXTS.get(label) or settings.SIZES.get(label)
+    if size is None:
+        raise ConfigurationError(f"unknown context length {label!r}")
+    return size.tokens
+
+
+def _move_block(docs: list[Doc], moved: set[str], position: int) -> list[Doc]:
+    """The documents in `moved` as one block at fraction position/100 of the rest (rounded half
+    up: the block goes after round(p x n) of the n other documents)."""
+    block = [d for d in docs if d.pid in moved]
+    rest = [d for d in docs if d.pid not in moved]
+    at = (position * len(rest) + 50) // 100
+    return rest[:at] + block + rest[at:]
+
+
+def arrange(collection: Collection, variant: Variant) -> list[Doc]:
+    """The corpus in the order this variant shows it (shown ID i = position i)."""
+    docs = collection.docs
+    if variant.context is not None:
+        limit = _context_tokens(variant.context)
+        return [d for d in docs if d.min_context is None or _context_tokens(d.min_context) <= limit]
+    if variant.gold_group is None or variant.gold_position is None:
+        return list(docs)
+    few_shot = {pid for q in collection.few_shot for pid in q.gold_pids}
+    evaluated = {pid for q in collection.evaluated for pid in q.gold_pids}
+    moved = {
+        "test": evaluated,
+        "few_shot": few_shot,
+        "both": few_shot | evaluated,
+    }[variant.gold_group]
+    return _move_block(list(docs), moved, variant.gold_position)
+
+
+def alphanumeric_ids(n: int, seed: int, key: str) -> list[str]:
+    """n distinct seeded IDs alternating a letter and a digit ('D5y2'), 4 characters while
+    that gives ample room (520**2 = 270,400 IDs), longer for larger corpora."""
+    pairs = 2
+    while 520**pairs < 4 * n:
+        pairs += 1
+    rng = random.Random(seed * 1_000_003 + zlib.crc32(key.encode("utf-8")))
+    seen: set[str] = set()
+    ids: list[str] = []
+    while len(ids) < n:
+        shown = "".join(rng.choice(string.ascii_letters) + rng.choice(string.digits) for _ in range(pairs))
+        if shown not in seen:
+            seen.add(shown)
+            ids.append(shown)
+    return ids
+
+
+def shown_ids(collection: Collection, variant: Variant, n: int, seed: int) -> list[str]:
+    """The IDs shown for positions 0..n-1: the position itself, or seeded alphanumeric IDs."""
+    if variant.alphanumeric_ids:
+        key = f"{collection.task}/{collection.dataset}/{collection.corpus_id}"
+        return alphanumeric_ids(n, seed, key)
+    return [str(i) for i in range(n)]
