@@ -28,11 +28,6 @@ class Size:
         """Corpus token budget: 0.9 x N leaves room for instructions and tokenizer drift."""
         return int(BUDGET_FRACTION * self.tokens)
 
-    @property
-    def has_test_split(self) -> bool:
-        """32k carries no test split: the gold of 100 queries would not fit (paper App. A)."""
-        return self.tokens > 32_000
-
 
 SIZES: dict[str, Size] = {
     "32k": Size("32k", 32_000),

@@ -1,0 +1,27 @@
+"""Project-level guarantees: size folders in sync, selections that match nothing fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from loft_warehouse.size_models import differences
+from tests.conftest import run_dbt
+
+
+def test_size_folders_are_copies_of_the_template() -> None:
+    assert differences() == []
+
+
+def test_selection_matching_nothing_fails(tmp_path: Path) -> None:
+    result = run_dbt(["build", "--select", "loft_2m"], tmp_path / "loft.duckdb")
+    assert result.returncode != 0
+    assert "does not match any enabled nodes" in result.stdout
+
+
+def test_each_size_selection_matches_its_folder(tmp_path: Path) -> None:
+    for label in ("32k", "128k", "1m"):
+        result = run_dbt(["ls", "--select", f"loft_{label}", "--resource-type", "model"], tmp_path / "loft.duckdb")
+        assert result.returncode == 0, result.stdout
+        names = [line.rsplit(".", 1)[-1] for line in result.stdout.splitlines() if line.startswith("loft.")]
+        assert f"loft_{label}__corpus" in names and f"loft_{label}__queries" in names
+        assert all(name.startswith(f"loft_{label}__") for name in names)
