@@ -10,7 +10,7 @@
 #}
 {% macro scoring_metrics(scores=none, seed=none) %}
 {%- set scores = scores or loft_ref('scores') -%}
-{%- set seed = seed if seed is not none else var('seed') -%}
+{%- set seed = seed if seed is not none else var('seed', 20240612) -%}
 with
 
 grouped as (
@@ -31,10 +31,26 @@ grouped as (
         count(*) filter (where not is_answered) as n_unanswered,
         count(*) filter (where is_empty_answer) as n_empty_answer,
         avg(value) as mean,
-        sum(value) as total,
-        bool_and(value in (0, 1)) as is_binary,
-        list(value order by qid, turn) as values
+        bool_and(value in (0, 1)) as is_binary
     from {{ scores }}
+    group by all
+),
+
+{# The bootstrap needs the values themselves, in a fixed order: only for non-binary groups. #}
+continuous as (
+    select
+        scores.source,
+        scores.system,
+        scores.task,
+        scores.dataset,
+        scores.variant,
+        scores.split,
+        scores.metric_name,
+        scores.grain,
+        list(scores.value order by scores.qid, scores.turn) as values
+    from {{ scores }} as scores
+    semi join (select * from grouped where not is_binary) as g
+        using (source, system, task, dataset, variant, split, metric_name, grain)
     group by all
 ),
 
@@ -42,7 +58,7 @@ z as (select 1.959963984540054 as z),
 
 intervals as (
     select
-        grouped.* exclude (values),
+        grouped.*,
         case
             when is_binary then {
                 'low': greatest(0.0, (mean + z * z / (2 * n) - z * sqrt(mean * (1 - mean) / n + z * z / (4 * n * n)))
@@ -51,9 +67,10 @@ intervals as (
                                    / (1 + z * z / n)),
                 'method': 'wilson'
             }
-            else loft_bootstrap_interval(values, {{ seed }})
+            else loft_bootstrap_interval(continuous.values, {{ seed }})
         end as interval
     from grouped
+    left join continuous using (source, system, task, dataset, variant, split, metric_name, grain)
     cross join z
 )
 
@@ -87,8 +104,9 @@ from intervals
   metric. Warehouse rows are the loft-rule, per-turn means of each dataset's primary metric and
   of the metric the paper reports for it (they differ for MS MARCO here: recall@1 in the paper,
   MRecall@5 as built from BEIR qrels). rank orders all rows of one (dataset, metric, size,
-  split), paper rows included. source is 'paper', or where the warehouse rows came from:
-  'inference' (runs of the systems) or 'import' (prediction files loaded with the importer).
+  split), paper rows included. Runs with no answered row (e.g. API systems skipped for lack of
+  credentials) are left out here; metrics keeps them. source is 'paper', or where warehouse
+  rows came from: 'inference' (runs of the systems) or 'import' (prediction files).
 #}
 {% macro scoring_leaderboard(metrics=none, paper=none, datasets=none) %}
 {%- set metrics = metrics or loft_ref('metrics') -%}
@@ -133,6 +151,7 @@ warehouse as (
     where m.rule = 'loft'
         and m.grain = 'turn'
         and m.variant = 'default'
+        and m.n_unanswered < m.n
         and (m.is_primary or pm.metric is not null)
 ),
 

@@ -81,6 +81,22 @@ select * from imported
 
 
 {#
+  list(value order by pos) of a group, as an unordered list of (pos, value) sorted afterwards:
+  much faster than an ordered aggregate for millions of short groups. [] when no row passes
+  the filter.
+#}
+{% macro scoring_ordered_list(value, filter=none) -%}
+    coalesce(
+        list_transform(
+            list_sort(list({'pos': pos, 'value': {{ value }}}){% if filter %} filter (where {{ filter }}){% endif %}),
+            lambda entry: entry.value
+        ),
+        []
+    )
+{%- endmacro %}
+
+
+{#
   Maps one rule's answer list of retrieval rows to pids, element by element.
   loft: the key is the answer text exactly as upstream looks it up (str(answer)); order and
   duplicates are kept. strict: the key is trimmed and only its first occurrence is kept.
@@ -92,42 +108,67 @@ select
     items.row_id,
     items.pos,
     items.item,
-    case when items.id_space = 'pid' then trim(items.item) else doc_ids.pid end as pid,
-    case
-        when items.id_space = 'pid' then corpus.pid is not null
-        else doc_ids.pid is not null
-    end as is_known
+    coalesce(doc_ids.pid, items.pid_lookup) as pid,
+    coalesce(doc_ids.pid, corpus.pid) is not null as is_known
 from (
     select
-        row_id,
-        id_space,
-        task,
-        dataset,
-        corpus_id,
-        variant,
-        pos,
-        {% if strict %}trim({{ answer_column }}[pos]){% else %}{{ answer_column }}[pos]{% endif %} as item
+        *,
+        case when id_space = 'shown' then item end as shown_lookup,
+        case when id_space = 'pid' then trim(item) end as pid_lookup
     from (
-        select *, generate_subscripts({{ answer_column }}, 1) as pos
-        from {{ answers_relation }}
+        select
+            row_id,
+            id_space,
+            task,
+            dataset,
+            corpus_id,
+            variant,
+            pos,
+            ids[pos] as item
+        from (
+            select *, generate_subscripts(ids, 1) as pos
+            from (
+                select
+                    *,
+                    {% if strict -%}
+                    list_filter(
+                        list_transform({{ answer_column }}, lambda a: trim(a)),
+                        lambda a, i: list_position(list_transform({{ answer_column }}, lambda b: trim(b)), a) = i
+                    )
+                    {%- else -%}
+                    {{ answer_column }}
+                    {%- endif %} as ids
+                from {{ answers_relation }}
+            )
+        )
     )
-    {% if strict %}
-    qualify row_number() over (partition by row_id, item order by pos) = 1
-    {% endif %}
 ) as items
 left join {{ prompt_doc_ids }} as doc_ids
-    on items.id_space = 'shown'
-    and doc_ids.task = items.task
+    on doc_ids.task = items.task
     and doc_ids.dataset = items.dataset
     and doc_ids.corpus_id = items.corpus_id
     and doc_ids.variant = items.variant
-    and doc_ids.shown_id = items.item
+    and doc_ids.shown_id = items.shown_lookup
 left join (select distinct task, dataset, corpus_id, pid from {{ corpus }}) as corpus
-    on items.id_space = 'pid'
-    and corpus.task = items.task
+    on corpus.task = items.task
     and corpus.dataset = items.dataset
     and corpus.corpus_id = items.corpus_id
-    and corpus.pid = trim(items.item)
+    and corpus.pid = items.pid_lookup
+{% endmacro %}
+
+
+{#
+  Each owed answer's generation parsed under both rules, once: the parse functions run in
+  Python, so this is a table of its own (a view or CTE could evaluate them once per use of
+  each struct field). Only answered rows (status ok) with a generation are parsed.
+#}
+{% macro scoring_parsed_answers(rows=none) %}
+{%- set rows = rows or loft_ref('int_prediction_rows') -%}
+select
+    *,
+    case when status = 'ok' and given_answers is null then loft_parse_loft(raw_text) end as parsed_loft,
+    case when status = 'ok' and given_answers is null then loft_parse_strict(raw_text, task) end as parsed_strict
+from {{ rows }}
 {% endmacro %}
 
 
@@ -142,8 +183,8 @@ left join (select distinct task, dataset, corpus_id, pid from {{ corpus }}) as c
   - pred_pids_strict: de-duplicated in model order; an unknown ID keeps its rank as NULL and
     is listed in unknown_ids.
 #}
-{% macro scoring_predictions(rows=none, prompt_doc_ids=none, corpus=none) %}
-{%- set rows = rows or loft_ref('int_prediction_rows') -%}
+{% macro scoring_predictions(parsed=none, prompt_doc_ids=none, corpus=none) %}
+{%- set parsed = parsed or loft_ref('int_parsed_answers') -%}
 {%- set prompt_doc_ids = prompt_doc_ids or loft_ref('prompt_doc_ids') -%}
 {%- set corpus = corpus or loft_ref('corpus') -%}
 with
@@ -151,11 +192,9 @@ with
 parsed as (
     select
         *,
-        row_number() over (order by source, system, variant, task, dataset, qid, turn) as row_id,
-        status = 'ok' as is_answered,
-        case when status = 'ok' and given_answers is null then loft_parse_loft(raw_text) end as parsed_loft,
-        case when status = 'ok' and given_answers is null then loft_parse_strict(raw_text, task) end as parsed_strict
-    from {{ rows }}
+        row_number() over () as row_id,
+        status = 'ok' as is_answered
+    from {{ parsed }}
 ),
 
 answers as (
@@ -209,8 +248,8 @@ strict_items as (
 loft_lists as (
     select
         row_id,
-        list(pid order by pos) as pids,
-        coalesce(list(item order by pos) filter (where not is_known), []) as unknown_ids
+        {{ scoring_ordered_list('pid') }} as pids,
+        {{ scoring_ordered_list('item', 'not is_known') }} as unknown_ids
     from loft_items
     group by row_id
 ),
@@ -218,8 +257,8 @@ loft_lists as (
 strict_lists as (
     select
         row_id,
-        list(case when is_known then pid end order by pos) as pids,
-        coalesce(list(item order by pos) filter (where not is_known), []) as unknown_ids
+        {{ scoring_ordered_list('case when is_known then pid end') }} as pids,
+        {{ scoring_ordered_list('item', 'not is_known') }} as unknown_ids
     from strict_items
     group by row_id
 ),

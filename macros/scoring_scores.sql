@@ -120,7 +120,7 @@ base as (
     where p.task = 'rag' and p.dataset not in {{ scoring_multi_answer_datasets() }}
 ),
 
-normalized as (
+normalized as materialized (
     select
         *,
         list_transform(gold, lambda g: loft_normalize(g)) as gold_norm,
@@ -207,7 +207,7 @@ base as (
     where p.task = 'rag' and p.dataset in {{ scoring_multi_answer_datasets() }}
 ),
 
-normalized as (
+normalized as materialized (
     select
         *,
         list_transform(gold, lambda g: loft_normalize(g)) as gold_norm,
@@ -328,7 +328,7 @@ base as (
     where p.task = 'icl'
 ),
 
-normalized as (
+normalized as materialized (
     select
         *,
         loft_normalize_label(array_to_string(gold, ' ')) as target_strict,
@@ -355,7 +355,8 @@ from normalized
 
 {#
   SQL execution accuracy, scored by the SQL track's exec_acc_loft / exec_acc_strict (called
-  through loft_exec_acc_*). strict is order-sensitive when the gold SQL has ORDER BY.
+  through loft_exec_acc_*). strict is order-sensitive when the gold SQL has ORDER BY. A query
+  without gold rows stops the build (LOFT keeps only queries whose gold result is non-empty).
   exec_acc_conversation (grain 'conversation', on the last turn's row): 1 iff every turn of the
   conversation scores 1, as the paper describes SParC; upstream averages turns instead.
 #}
@@ -365,7 +366,10 @@ with
 base as (
     select
         {{ scoring_key_columns('p') }},
-        q.gold,
+        case
+            when coalesce(json_array_length(q.gold), 0) > 0 then q.gold
+            else error('SQL query ' || q.dataset || '/' || q.qid || ' turn ' || q.turn || ' has no gold rows')
+        end as gold,
         regexp_matches(coalesce(q.gold_sql, ''), '(?i)\border\s+by\b') as gold_is_ordered,
         p.answer_loft_json,
         p.answer_strict_json,

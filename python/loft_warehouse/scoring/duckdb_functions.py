@@ -1,0 +1,136 @@
+"""The scoring functions SQL cannot express well, registered on a DuckDB connection.
+
+The scoring macros call these by name (`loft_parse_loft(raw_text)`, `loft_normalize(x)`, ...),
+so every connection that builds or reads the scoring models needs `register(con)`: dbt gets it
+from the profile plugin (`loft_warehouse.scoring.dbt_plugin`), tests and scripts call it.
+Everything else about the metrics stays in SQL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
+
+from loft_warehouse.scoring import intervals, metrics, normalize, parse
+
+VARCHAR_LIST = duckdb.list_type(VARCHAR)
+PARSED = duckdb.struct_type({"answers": VARCHAR_LIST, "answers_json": VARCHAR, "status": VARCHAR})
+INTERVAL = duckdb.struct_type({"low": DOUBLE, "high": DOUBLE, "method": VARCHAR})
+
+
+def _parsed_row(result: parse.Parsed) -> dict[str, Any]:
+    return {
+        "answers": parse.answer_texts(result.answers),
+        "answers_json": json.dumps(parse.to_json_value(result.answers), ensure_ascii=False),
+        "status": result.status,
+    }
+
+
+def _parse_loft(text: str | None) -> dict[str, Any]:
+    return _parsed_row(parse.parse_loft_result(text))
+
+
+def _parse_strict(text: str | None, task: str | None) -> dict[str, Any]:
+    return _parsed_row(parse.parse_strict_result(text, task))
+
+
+def _exec_accuracy() -> Any:
+    """The SQL track's scorer, imported on first use (it is another area's module)."""
+    from loft_warehouse.sql import exec_accuracy
+
+    return exec_accuracy
+
+
+def _exec_acc_loft(gold_json: str, pred_json: str) -> float:
+    return float(_exec_accuracy().exec_acc_loft(json.loads(gold_json), json.loads(pred_json)))
+
+
+def _exec_acc_strict(gold_json: str, pred_json: str, ordered: bool) -> float:
+    scorer = _exec_accuracy()
+    return float(scorer.exec_acc_strict(json.loads(gold_json), json.loads(pred_json), ordered=ordered))
+
+
+def _bootstrap(values: list[float], seed: int) -> dict[str, Any]:
+    interval = intervals.bootstrap_interval(values, seed)
+    return {"low": interval.low, "high": interval.high, "method": interval.method}
+
+
+# Arrow types of the results, so a batch of NULLs still has the declared type.
+_ARROW_STRING_LIST = pa.list_(pa.string())
+_ARROW_PARSED = pa.struct([("answers", _ARROW_STRING_LIST), ("answers_json", pa.string()), ("status", pa.string())])
+_ARROW_INTERVAL = pa.struct([("low", pa.float64()), ("high", pa.float64()), ("method", pa.string())])
+
+
+@dataclass(frozen=True)
+class Function:
+    """A scoring function: the Python callable, its SQL signature, and how it treats NULL."""
+
+    function: Callable[..., Any]
+    parameters: list[Any]
+    returns: Any
+    arrow_type: pa.DataType
+    # False: NULL in any argument gives NULL. True: the callable sees None (the parsers answer "no_text").
+    null_aware: bool = False
+
+    def apply(self, *columns: pa.Array) -> pa.Array:
+        """Apply the callable row by row to one Arrow batch (one Python call per batch, not per row)."""
+        rows = zip(*(column.to_pylist() for column in columns), strict=True)
+        results = [self.function(*row) if self.null_aware or all(v is not None for v in row) else None for row in rows]
+        return pa.array(results, type=self.arrow_type)
+
+    def udf(self) -> Callable[..., pa.Array]:
+        """`apply` with exactly as many parameters as the SQL signature (DuckDB checks the arity)."""
+        apply = self.apply
+        by_arity: dict[int, Callable[..., pa.Array]] = {
+            1: lambda a: apply(a),
+            2: lambda a, b: apply(a, b),
+            3: lambda a, b, c: apply(a, b, c),
+        }
+        return by_arity[len(self.parameters)]
+
+
+FUNCTIONS: dict[str, Function] = {
+    "loft_parse_loft": Function(_parse_loft, [VARCHAR], PARSED, _ARROW_PARSED, null_aware=True),
+    "loft_parse_strict": Function(_parse_strict, [VARCHAR, VARCHAR], PARSED, _ARROW_PARSED, null_aware=True),
+    "loft_normalize": Function(normalize.normalize_answer, [VARCHAR], VARCHAR, pa.string()),
+    "loft_normalize_label": Function(normalize.normalize_label, [VARCHAR], VARCHAR, pa.string()),
+    "loft_normalize_litm": Function(normalize.normalize_litm, [VARCHAR], VARCHAR, pa.string()),
+    "loft_rr_words": Function(
+        lambda text: sorted(normalize.rr_words(text)), [VARCHAR], VARCHAR_LIST, _ARROW_STRING_LIST
+    ),
+    "loft_f1_loft": Function(metrics.f1_loft, [VARCHAR_LIST, VARCHAR_LIST], DOUBLE, pa.float64()),
+    "loft_f1_strict": Function(metrics.f1_strict, [VARCHAR_LIST, VARCHAR_LIST], DOUBLE, pa.float64()),
+    "loft_multi_subspan_em_loft": Function(
+        metrics.multi_subspan_em_loft, [VARCHAR_LIST, VARCHAR_LIST], DOUBLE, pa.float64()
+    ),
+    "loft_multi_subspan_em_strict": Function(
+        metrics.multi_subspan_em_strict, [VARCHAR_LIST, VARCHAR_LIST], DOUBLE, pa.float64()
+    ),
+    "loft_exec_acc_loft": Function(_exec_acc_loft, [VARCHAR, VARCHAR], DOUBLE, pa.float64()),
+    "loft_exec_acc_strict": Function(_exec_acc_strict, [VARCHAR, VARCHAR, BOOLEAN], DOUBLE, pa.float64()),
+    "loft_bootstrap_interval": Function(_bootstrap, [duckdb.list_type(DOUBLE), BIGINT], INTERVAL, _ARROW_INTERVAL),
+}
+
+
+def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Create every scoring function on `con` (idempotent: existing ones are replaced)."""
+    for name, spec in FUNCTIONS.items():
+        with contextlib.suppress(duckdb.InvalidInputException):
+            con.remove_function(name)
+        con.create_function(
+            name,
+            spec.udf(),
+            spec.parameters,
+            spec.returns,
+            type="arrow",
+            null_handling="special",
+            side_effects=False,
+        )
+    return con

@@ -1,0 +1,290 @@
+"""Render the scoring macros outside dbt and build hand-made warehouse tables for them.
+
+The macros take their relations as arguments, so plain Jinja renders them with table names of
+a test database; the loft_* functions come from duckdb_functions.register.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import jinja2
+import pyarrow as pa
+
+from loft_warehouse.scoring.duckdb_functions import register
+
+MACRO_DIR = Path(__file__).resolve().parents[2] / "macros"
+
+# Columns (and DuckDB types) of the upstream tables the scoring models read.
+SHAPES: dict[str, dict[str, str]] = {
+    "responses": {
+        "system": "varchar",
+        "prompt_id": "varchar",
+        "task": "varchar",
+        "dataset": "varchar",
+        "corpus_id": "varchar",
+        "variant": "varchar",
+        "split": "varchar",
+        "qid": "varchar",
+        "turn": "bigint",
+        "request_key": "varchar",
+        "status": "varchar",
+        "raw_text": "varchar",
+        "finish_reason": "varchar",
+        "input_tokens": "bigint",
+        "cached_tokens": "bigint",
+        "output_tokens": "bigint",
+        "latency_s": "double",
+        "attempts": "bigint",
+        "error": "varchar",
+        "cost_usd": "double",
+        "created_at": "timestamp",
+    },
+    "prompts": {
+        "prompt_id": "varchar",
+        "task": "varchar",
+        "dataset": "varchar",
+        "corpus_id": "varchar",
+        "variant": "varchar",
+        "split": "varchar",
+        "qid": "varchar",
+        "turn": "bigint",
+        "n_turns": "bigint",
+        "prefix_id": "varchar",
+        "suffix": "varchar",
+        "gold": "varchar",
+        "gold_shown_ids": "varchar",
+    },
+    "prompt_doc_ids": {
+        "task": "varchar",
+        "dataset": "varchar",
+        "corpus_id": "varchar",
+        "variant": "varchar",
+        "shown_id": "varchar",
+        "pid": "varchar",
+    },
+    "queries": {
+        "task": "varchar",
+        "dataset": "varchar",
+        "corpus_id": "varchar",
+        "split": "varchar",
+        "qid": "varchar",
+        "turn": "bigint",
+        "n_turns": "bigint",
+        "query_text": "varchar",
+        "gold": "varchar",
+        "gold_pids": "varchar[]",
+        "db_id": "varchar",
+        "gold_sql": "varchar",
+        "query_rank": "bigint",
+    },
+    "corpus": {
+        "task": "varchar",
+        "dataset": "varchar",
+        "corpus_id": "varchar",
+        "doc_id": "bigint",
+        "pid": "varchar",
+        "title": "varchar",
+        "text": "varchar",
+    },
+    "stg_datasets": {"task": "varchar", "dataset": "varchar", "max_gold": "bigint"},
+    "imports": {
+        "system": "varchar",
+        "prompt_id": "varchar",
+        "task": "varchar",
+        "dataset": "varchar",
+        "corpus_id": "varchar",
+        "variant": "varchar",
+        "split": "varchar",
+        "qid": "varchar",
+        "turn": "bigint",
+        "n_turns": "bigint",
+        "status": "varchar",
+        "raw_text": "varchar",
+        "given_answers": "varchar[]",
+        "given_answers_json": "varchar",
+        "id_space": "varchar",
+        "import_file": "varchar",
+        "import_line": "bigint",
+    },
+    "paper": {
+        "task": "varchar",
+        "dataset": "varchar",
+        "paper_dataset": "varchar",
+        "model": "varchar",
+        "metric": "varchar",
+        "value": "double",
+    },
+}
+
+
+def macros() -> Any:
+    """The module of every macros/scoring_*.sql, whose attributes are the macros."""
+    text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(MACRO_DIR.glob("scoring_*.sql")))
+    return jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(text).module
+
+
+def connect() -> duckdb.DuckDBPyConnection:
+    """An in-memory database with the scoring functions and empty upstream tables."""
+    con = register(duckdb.connect())
+    for table, columns in SHAPES.items():
+        body = ", ".join(f"{name} {kind}" for name, kind in columns.items())
+        con.execute(f"create table {table} ({body})")
+    return con
+
+
+def insert(con: duckdb.DuckDBPyConnection, table: str, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Insert rows given as dicts (by column name; missing columns are NULL)."""
+    rows = list(rows)
+    if not rows:
+        return
+    unknown = {name for row in rows for name in row} - set(SHAPES[table])
+    if unknown:
+        raise KeyError(f"{table} has no column(s) {sorted(unknown)}")
+    frame = pa.Table.from_pylist([dict(row) for row in rows])
+    con.register("rows_to_insert", frame)
+    con.execute(f"insert into {table} by name select * from rows_to_insert")
+    con.unregister("rows_to_insert")
+
+
+def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k") -> None:
+    """Create the scoring tables (as the dbt models do) from the upstream tables."""
+    m = macros()
+    steps = [
+        ("int_prediction_rows", m.scoring_prediction_rows(responses="responses", prompts="prompts", imports="imports")),
+        ("int_parsed_answers", m.scoring_parsed_answers(rows="int_prediction_rows")),
+        (
+            "predictions",
+            m.scoring_predictions(parsed="int_parsed_answers", prompt_doc_ids="prompt_doc_ids", corpus="corpus"),
+        ),
+        ("scores", m.scoring_scores(predictions="predictions", queries="queries", datasets="stg_datasets", size=size)),
+        ("metrics", m.scoring_metrics(scores="scores", seed=seed)),
+        ("leaderboard", m.scoring_leaderboard(metrics="metrics", paper="paper", datasets="stg_datasets")),
+    ]
+    for name, sql in steps:
+        con.execute(f"create or replace table {name} as {sql}")
+
+
+class Scenario:
+    """A small hand-made warehouse: queries, prompts, shown-ID maps and responses.
+
+    Retrieval corpora show IDs "0".."9" for pids "p0".."p9" (variant default)."""
+
+    def __init__(self) -> None:
+        self.con = connect()
+        self._doc_ids: set[tuple[str, str]] = set()
+        self._rows: dict[str, list[dict[str, Any]]] = {}
+        self._splits: dict[str, str] = {}
+
+    def _add(self, table: str, row: dict[str, Any]) -> None:
+        self._rows.setdefault(table, []).append(row)
+
+    def query(
+        self,
+        task: str,
+        dataset: str,
+        qid: str,
+        gold: Any,
+        *,
+        turn: int = 0,
+        n_turns: int = 1,
+        split: str = "test",
+        gold_sql: str | None = None,
+        max_gold: int | None = None,
+    ) -> str:
+        """Add one query turn and its prompt; returns the prompt id."""
+        prompt_id = f"{task}/{dataset}/{dataset}/default/{qid}/{turn}"
+        gold_pids = gold if task == "retrieval" else []
+        self._add(
+            "queries",
+            dict(
+                task=task,
+                dataset=dataset,
+                corpus_id=dataset,
+                split=split,
+                qid=qid,
+                turn=turn,
+                n_turns=n_turns,
+                gold=json.dumps(gold),
+                gold_pids=gold_pids,
+                gold_sql=gold_sql,
+            ),
+        )
+        self._add(
+            "prompts",
+            dict(
+                prompt_id=prompt_id,
+                task=task,
+                dataset=dataset,
+                corpus_id=dataset,
+                variant="default",
+                split=split,
+                qid=qid,
+                turn=turn,
+                n_turns=n_turns,
+                gold=json.dumps(gold),
+            ),
+        )
+        self._splits[prompt_id] = split
+        if (task, dataset) not in self._doc_ids:
+            self._doc_ids.add((task, dataset))
+            self._add("stg_datasets", dict(task=task, dataset=dataset, max_gold=max_gold))
+            if task == "retrieval":
+                for i in range(10):
+                    self._add(
+                        "prompt_doc_ids",
+                        dict(
+                            task=task,
+                            dataset=dataset,
+                            corpus_id=dataset,
+                            variant="default",
+                            shown_id=str(i),
+                            pid=f"p{i}",
+                        ),
+                    )
+                    self._add("corpus", dict(task=task, dataset=dataset, corpus_id=dataset, doc_id=i, pid=f"p{i}"))
+        return prompt_id
+
+    def respond(self, prompt_id: str, raw_text: str | None, *, system: str = "sys", status: str = "ok") -> None:
+        """Add a response of `system` to a prompt."""
+        task, dataset, corpus_id, variant, qid, turn = prompt_id.split("/")
+        self._add(
+            "responses",
+            dict(
+                system=system,
+                prompt_id=prompt_id,
+                task=task,
+                dataset=dataset,
+                corpus_id=corpus_id,
+                variant=variant,
+                split=self._splits[prompt_id],
+                qid=qid,
+                turn=int(turn),
+                status=status,
+                raw_text=raw_text,
+            ),
+        )
+
+    def case(self, task: str, dataset: str, qid: str, gold: Any, raw_text: str | None, **kwargs: Any) -> None:
+        """A one-turn query with one ok response."""
+        self.respond(self.query(task, dataset, qid, gold, **kwargs), raw_text)
+
+    def build(self, seed: int = 7) -> duckdb.DuckDBPyConnection:
+        """Insert the rows added so far and build the scoring tables."""
+        for table, rows in self._rows.items():
+            insert(self.con, table, rows)
+        self._rows = {}
+        build(self.con, seed=seed)
+        return self.con
+
+    def scores(self, qid: str, system: str = "sys") -> dict[str, float]:
+        """metric_name -> value of one query's turn rows (the last turn for conversations)."""
+        rows = self.con.execute(
+            "select metric_name, value from scores where qid = ? and system = ? order by turn",
+            [qid, system],
+        ).fetchall()
+        return dict(rows)

@@ -1,0 +1,88 @@
+"""The scoring models in dbt on real data: loft_128k from an empty file with the bm25 system and
+an upstream-format prediction file for ArguAna, through predictions, scores, metrics, the
+results expectations and the leaderboard."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from loft_warehouse.cli import main
+from loft_warehouse.readers import read_jsonl
+from tests.conftest import query, run_dbt
+
+pytestmark = pytest.mark.slow
+RETRIEVAL = ("arguana", "hotpotqa", "msmarco", "nq")
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    work = tmp_path_factory.mktemp("scoring")
+    # Upstream format for ArguAna 128k test: 50 right (gold pid first), 30 wrong, 20 unanswered.
+    queries = [record for _, record in read_jsonl(shared_data / "loft/retrieval/arguana/128k/test_queries.jsonl")]
+    assert len(queries) == 100
+    other_pid = queries[0]["answers"][0][0]
+    lines = []
+    for i, record in enumerate(queries[:80]):
+        gold = record["answers"][0][0]
+        answer = [gold, other_pid] if i < 50 else [other_pid if gold != other_pid else queries[1]["answers"][0][0]]
+        lines.append(json.dumps({"qid": record["qid"], "num_turns": 1, "model_outputs": [answer]}))
+    preds = work / "preds.jsonl"
+    preds.write_text("\n".join(lines) + "\n")
+    imports = work / "imports"
+    command = "import-predictions {} --system upstream-file --size 128k --task retrieval --dataset arguana"
+    assert main([*command.format(preds).split(), "--imports-dir", str(imports)]) == 0
+    database = work / "loft.duckdb"
+    env = {"LOFT_SYSTEMS": "bm25", "LOFT_IMPORTS_DIR": str(imports), "LOFT_RESPONSE_STORE": str(work / "store.sqlite")}
+    result = run_dbt(
+        ["build", "--select", "+loft_128k__results_quality", "+loft_128k__leaderboard"]
+        + ["--indirect-selection", "cautious"],
+        database,
+        env,
+    )
+    assert result.returncode == 0, result.stdout[-5000:]
+    return database
+
+
+def test_leaderboard_has_bm25_beside_the_paper_for_every_retrieval_dataset(warehouse: Path) -> None:
+    rows = query(
+        warehouse,
+        "select dataset, list(distinct source order by source), count(*) filter (where source = 'paper') "
+        "from loft_128k.leaderboard where task = 'retrieval' and split = 'test' and is_paper_metric "
+        f"and dataset in {RETRIEVAL} group by dataset order by dataset",
+    )
+    assert [(d, s) for d, s, _ in rows] == [
+        ("arguana", ["import", "inference", "paper"]),
+        ("hotpotqa", ["inference", "paper"]),
+        ("msmarco", ["inference", "paper"]),
+        ("nq", ["inference", "paper"]),
+    ]
+    assert all(n_paper == 4 for _, _, n_paper in rows)
+
+
+def test_imported_file_is_scored(warehouse: Path) -> None:
+    rows = query(
+        warehouse,
+        "select metric_name, n, n_unanswered, mean from loft_128k.metrics "
+        "where source = 'import' and metric_name in ('recall@1_loft', 'recall@2_loft') order by metric_name",
+    )
+    assert rows == [("recall@1_loft", 100, 20, 0.5), ("recall@2_loft", 100, 20, 0.5)]
+
+
+def test_bm25_primary_metrics_and_expectations(warehouse: Path) -> None:
+    primary = query(
+        warehouse,
+        "select dataset, metric_name, n, n_unanswered from loft_128k.metrics "
+        "where system = 'bm25' and split = 'test' and is_primary order by dataset",
+    )
+    assert [(d, m) for d, m, _, _ in primary] == [
+        ("arguana", "recall@1_loft"),
+        ("hotpotqa", "mrecall@2_loft"),
+        ("msmarco", "mrecall@5_loft"),
+        ("nq", "recall@1_loft"),
+    ]
+    assert all(unanswered == 0 for *_, unanswered in primary)
+    suites = query(warehouse, "select suite, success from loft_128k.results_quality order by suite")
+    assert len(suites) == 5 and all(success for _, success in suites)

@@ -1,0 +1,76 @@
+"""The results expectation suites (expectations/results__*.json) pass on a consistent scoring
+run and catch each kind of inconsistency they exist for."""
+
+from __future__ import annotations
+
+import pytest
+
+from loft_warehouse.quality import run_suites
+from tests.scoring.sqlkit import Scenario
+
+
+def _scenario() -> Scenario:
+    s = Scenario()
+    s.case("retrieval", "nq", "q1", ["p1"], "Final Answer: ['1']", max_gold=1)
+    s.case("retrieval", "nq", "q2", ["p2"], "Final Answer: ['9']")
+    s.respond(s.query("retrieval", "nq", "q3", ["p3"]), None, status="skipped_too_long")
+    s.query("retrieval", "nq", "q4", ["p4"])
+    s.case("rag", "nq", "r1", ["Paris"], "Final Answer: ['Paris']")
+    s.case("icl", "bbh_web", "i1", ["Yes"], "Output: ['Yes']")
+    s.build()
+    return s
+
+
+def _failures(s: Scenario) -> dict[str, list[str]]:
+    return {r.suite: r.failures for r in run_suites(s.con, "main", "results")}
+
+
+def test_suites_pass_on_a_consistent_run() -> None:
+    failures = _failures(_scenario())
+    assert set(failures) == {
+        "results_score_rows",
+        "results_score_rows_complete",
+        "results_primary_metric",
+        "results_unanswered_match_statuses",
+        "results_metric_rows",
+    }
+    assert failures == {name: [] for name in failures}
+
+
+CORRUPTIONS: dict[str, tuple[str, str]] = {
+    "duplicate score": (
+        "insert into scores select * from scores where qid = 'q1' and metric_name = 'recall@1_loft'",
+        "results_score_rows",
+    ),
+    "value above 1": (
+        "update scores set value = 1.5 where qid = 'q1' and metric_name = 'recall@2_loft'",
+        "results_score_rows",
+    ),
+    "unanswered scored": (
+        "update scores set value = 1 where qid = 'q3' and metric_name = 'recall@1_strict'",
+        "results_score_rows",
+    ),
+    "missing score": (
+        "delete from scores where qid = 'q2' and metric_name = 'mrecall@3_strict'",
+        "results_score_rows_complete",
+    ),
+    "unscored prediction": ("delete from scores where qid = 'r1'", "results_score_rows_complete"),
+    "no primary": ("update metrics set is_primary = false where dataset = 'bbh_web'", "results_primary_metric"),
+    "wrong unanswered count": (
+        "update metrics set n_unanswered = 1 where dataset = 'nq' and task = 'retrieval'",
+        "results_unanswered_match_statuses",
+    ),
+    "mean outside interval": (
+        "update metrics set ci_high = mean - 0.1 where metric_name = 'em_loft'",
+        "results_metric_rows",
+    ),
+}
+
+
+@pytest.mark.parametrize("corruption", CORRUPTIONS)
+def test_suites_catch_corruptions(corruption: str) -> None:
+    s = _scenario()
+    statement, suite = CORRUPTIONS[corruption]
+    s.con.execute(statement)
+    failures = _failures(s)
+    assert failures[suite], f"{suite} missed: {corruption}"

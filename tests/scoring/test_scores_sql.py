@@ -1,0 +1,171 @@
+"""The SQL metrics (macros/scoring_scores.sql) on hand-made tables, with hand-computed values.
+
+Each case names a query; responses are raw generations, so parsing and ID mapping are part
+of what is checked. Retrieval shows IDs "0".."9" for pids "p0".."p9".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.scoring.sqlkit import Scenario
+
+
+@pytest.fixture(scope="module")
+def retrieval() -> Scenario:
+    s = Scenario()
+    s.case("retrieval", "nq", "first", ["p0"], "Final Answer: ['0', '1']", max_gold=1)
+    s.case("retrieval", "nq", "second", ["p0"], "Final Answer: ['1', '0']")
+    s.case("retrieval", "nq", "ints", ["p3"], "Final Answer: [3]")
+    s.case("retrieval", "nq", "reasoning_bracket", ["p0"], "I compared [0] and [1].\nFinal Answer: ['0']")
+    s.case("retrieval", "nq", "unknown_first", ["p0"], "Final Answer: ['99', '0']")
+    s.case("retrieval", "nq", "padded", ["p0"], "Final Answer: [' 0']")
+    s.case("retrieval", "nq", "empty", ["p0"], "Final Answer: []")
+    s.case("retrieval", "hotpotqa", "dup", ["p0", "p1"], "Final Answer: ['0', '0', '1']", max_gold=2)
+    s.case("retrieval", "hotpotqa", "both", ["p0", "p1"], "Final Answer: ['1', '0']")
+    s.case("retrieval", "hotpotqa", "late", ["p0", "p1"], "Final Answer: ['0', '5', '6', '7', '1']")
+    s.respond(s.query("retrieval", "nq", "blocked", ["p0"]), "Final Answer: ['0']", status="blocked")
+    s.query("retrieval", "nq", "missing", ["p0"])
+    return s.build() and s
+
+
+def test_recall_at_1(retrieval: Scenario) -> None:
+    assert retrieval.scores("first")["recall@1_loft"] == 1.0
+    assert retrieval.scores("second")["recall@1_loft"] == 0.0
+    assert retrieval.scores("second")["recall@2_loft"] == 1.0
+    assert retrieval.scores("ints")["recall@1_loft"] == 1.0
+
+
+def test_first_bracketed_line_wins_under_loft_only(retrieval: Scenario) -> None:
+    scores = retrieval.scores("reasoning_bracket")
+    assert (scores["recall@1_loft"], scores["recall@1_strict"]) == (0.0, 1.0)
+
+
+def test_unknown_id_drops_the_query_under_loft_and_takes_a_rank_under_strict(retrieval: Scenario) -> None:
+    scores = retrieval.scores("unknown_first")
+    assert scores["recall@5_loft"] == 0.0
+    assert (scores["recall@1_strict"], scores["recall@2_strict"]) == (0.0, 1.0)
+    row = retrieval.con.execute(
+        "select pred_pids_loft, pred_pids_strict, unknown_ids_loft, unknown_ids_strict, query_dropped_loft "
+        "from predictions where qid = 'unknown_first'"
+    ).fetchone()
+    assert row == ([], [None, "p0"], ["99"], ["99"], True)
+
+
+def test_padded_id_is_unknown_upstream_but_trimmed_by_strict(retrieval: Scenario) -> None:
+    scores = retrieval.scores("padded")
+    assert (scores["recall@1_loft"], scores["recall@1_strict"]) == (0.0, 1.0)
+
+
+def test_prefix_then_dedup_against_dedup_then_prefix(retrieval: Scenario) -> None:
+    scores = retrieval.scores("dup")
+    assert (scores["recall@2_loft"], scores["mrecall@2_loft"]) == (0.5, 0.0)
+    assert (scores["recall@2_strict"], scores["mrecall@2_strict"]) == (1.0, 1.0)
+    assert scores["recall@1_loft"] == 0.5  # two gold: recall@1 is at most 1/2
+
+
+def test_mrecall(retrieval: Scenario) -> None:
+    assert retrieval.scores("both")["mrecall@2_loft"] == 1.0
+    assert retrieval.scores("both")["mrecall@1_loft"] == 1.0  # min(k, |gold|) = 1
+    late = retrieval.scores("late")
+    assert (late["mrecall@2_loft"], late["mrecall@3_loft"], late["mrecall@5_loft"]) == (0.0, 0.0, 1.0)
+    assert (late["recall@3_loft"], late["recall@5_loft"]) == (0.5, 1.0)
+
+
+def test_unanswered_rows_score_zero_and_are_kept(retrieval: Scenario) -> None:
+    for qid, status in [("blocked", "blocked"), ("missing", "missing")]:
+        rows = retrieval.con.execute(
+            "select distinct status, is_answered, value from scores where qid = ?", [qid]
+        ).fetchall()
+        assert rows == [(status, False, 0.0)]
+    empty = retrieval.con.execute(
+        "select bool_and(is_empty_answer), max(value) from scores where qid = 'empty'"
+    ).fetchone()
+    assert empty == (True, 0.0)
+
+
+def test_every_retrieval_turn_has_sixteen_scores_and_one_primary(retrieval: Scenario) -> None:
+    counts = retrieval.con.execute(
+        "select qid, count(*), count(*) filter (where is_primary), "
+        "max(metric_name) filter (where is_primary) from scores group by qid"
+    ).fetchall()
+    assert len(counts) == 12
+    for qid, n, n_primary, primary in counts:
+        assert (n, n_primary) == (16, 1), qid
+        assert primary == ("mrecall@2_loft" if qid in {"dup", "both", "late"} else "recall@1_loft")
+
+
+@pytest.fixture(scope="module")
+def rag() -> Scenario:
+    s = Scenario()
+    s.case("rag", "nq", "exact", ["Paris", "City of Light"], "Final Answer: ['the city of light']")
+    s.case("rag", "nq", "sub", ["Paris"], "Final Answer: ['Paris, France']\nParis is the capital.")
+    s.case("rag", "nq", "second_answer", ["Paris"], "Final Answer: ['Berlin', 'Paris']")
+    s.case("rag", "nq", "article_gold", ["The"], "Final Answer: ['Berlin']")
+    s.case("rag", "nq", "f1", ["red dog"], "The big red dog.\nFinal Answer: ['the big red dog']")
+    s.case("rag", "nq", "unquoted", ["Paris"], "Final Answer: [Paris]")
+    s.case("rag", "nq", "litm", ["Paris"], "Let me think.\nFinal Answer: ['Paris']")
+    s.case("rag", "nq", "rr", ["Barack Obama"], "Final Answer: ['Obama']")
+    s.case("rag", "quest", "multi_ok", ["Alpha", "Beta"], "Final Answer: ['beta', 'alpha centauri', 'gamma']")
+    s.case("rag", "quest", "multi_short", ["New York", "York"], "Final Answer: ['new york city']")
+    s.case("rag", "quest", "multi_empty_answer", ["Alpha"], "Final Answer: ['the', 'alpha']")
+    s.case("icl", "bbh_date", "icl_b", ["(B)"], "Output: ['(B)']")
+    s.case("icl", "bbh_date", "icl_a_article", ["(A)"], "Output: ['the']")
+    s.case("icl", "bbh_date", "icl_bare", ["(C)"], "Output: (C)")
+    s.case("icl", "lib_dialogue", "icl_words", ["per:title", "per:boss"], "Output: ['per:boss']")
+    return s.build() and s
+
+
+def test_rag_single_answer(rag: Scenario) -> None:
+    exact = rag.scores("exact")
+    assert (exact["em_loft"], exact["subspan_em_loft"], exact["f1_loft"]) == (1.0, 1.0, 1.0)
+    sub = rag.scores("sub")
+    assert (sub["em_loft"], sub["subspan_em_loft"], sub["f1_loft"]) == (0.0, 1.0, pytest.approx(2 / 3))
+    assert rag.scores("second_answer")["subspan_em_loft"] == 0.0  # only the first answer counts
+    article = rag.scores("article_gold")
+    assert (article["subspan_em_loft"], article["subspan_em_strict"]) == (1.0, 0.0)
+    assert rag.scores("f1")["f1_loft"] == pytest.approx(0.8)
+    unquoted = rag.scores("unquoted")
+    assert (unquoted["subspan_em_loft"], unquoted["subspan_em_strict"]) == (0.0, 1.0)
+
+
+def test_related_method_metrics(rag: Scenario) -> None:
+    assert rag.scores("rr")["rr_fuzzy_match_loft"] == 1.0
+    assert rag.scores("rr")["em_loft"] == 0.0
+    # Lost in the Middle reads the first line of the raw generation, not the parsed answer.
+    litm = rag.scores("litm")
+    assert (litm["litm_best_subspan_em_raw"], litm["subspan_em_loft"]) == (0.0, 1.0)
+    assert rag.scores("f1")["litm_best_subspan_em_raw"] == 1.0  # "the big red dog" holds "red dog"
+    assert rag.scores("exact")["litm_best_subspan_em_raw"] == 1.0
+
+
+def test_rag_multi_answer(rag: Scenario) -> None:
+    ok = rag.scores("multi_ok")
+    assert (ok["subspan_em_loft"], ok["em_loft"], ok["coverage_loft"]) == (1.0, 0.0, 0.5)
+    assert (ok["set_precision_loft"], ok["set_recall_loft"]) == (pytest.approx(1 / 3), 0.5)
+    assert ok["set_f1_loft"] == pytest.approx(0.4)
+    short = rag.scores("multi_short")
+    assert short["subspan_em_loft"] == 0.0  # one answer cannot cover two golds
+    empty = rag.scores("multi_empty_answer")
+    assert (empty["set_accuracy_loft"], empty["set_accuracy_strict"]) == (0.0, 1.0)
+    assert (empty["em_loft"], empty["em_strict"]) == (0.0, 1.0)
+    assert len(ok) == 14
+
+
+def test_icl(rag: Scenario) -> None:
+    assert rag.scores("icl_b") == {"em_loft": 1.0, "em_strict": 1.0}
+    assert rag.scores("icl_a_article") == {"em_loft": 1.0, "em_strict": 0.0}
+    assert rag.scores("icl_bare") == {"em_loft": 0.0, "em_strict": 1.0}
+    assert rag.scores("icl_words") == {"em_loft": 1.0, "em_strict": 0.0}
+
+
+def test_primary_metrics(rag: Scenario) -> None:
+    primary = rag.con.execute(
+        "select distinct dataset, metric_name from scores where is_primary order by all"
+    ).fetchall()
+    assert primary == [
+        ("bbh_date", "em_loft"),
+        ("lib_dialogue", "em_loft"),
+        ("nq", "subspan_em_loft"),
+        ("quest", "subspan_em_loft"),
+    ]
