@@ -33,7 +33,7 @@ def time_engines(root, repeats: int) -> None:
     prepared = []
     for db_id, sql in queries:
         try:
-            duck_sql = rewrite.to_duckdb(sql, schemas[db_id])
+            duck_sql = rewrite.to_duckdb(sql, schemas[db_id], row_order=True)
         except rewrite.RewriteError:
             continue
         prepared.append((db_id, duck_sql, rewrite.to_sqlite(sql, schemas[db_id])))

@@ -150,3 +150,14 @@ def test_probes_resolve_arbitrary_picks_both_ways():
 
 def test_spider_entry_fixture_is_consistent():
     assert SPIDER_ENTRY["table_names_original"] == ["People", "Ref_Pets"]
+
+
+def test_except_and_intersect_never_match_a_number_with_text(tiny):
+    # SQLite keeps 30 (an integer) against the text '30'; DuckDB would cast 30 to '30' first.
+    sql = "SELECT age FROM people WHERE id = 1 EXCEPT SELECT '30'"
+    assert both(tiny, sql) == ([(30,)], [(30,)])
+    assert both(tiny, "SELECT code FROM people WHERE id = 2 INTERSECT SELECT 9") == ([], [])
+    # Rows NULL in the mixed column still match: Eve (no height, no code) is removed.
+    sql = "SELECT height, name FROM people EXCEPT SELECT code, name FROM people WHERE code IS NULL"
+    duck_rows, lite_rows = both(tiny, sql)
+    assert sorted(duck_rows) == sorted(lite_rows) == [(-2.7, "Carol"), (1.6, "Dan"), (1.7, "Alice"), (1.8, "Bob")]

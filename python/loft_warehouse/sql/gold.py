@@ -18,6 +18,12 @@ order). Exclusion reasons, first that applies:
 
 Rows with ORDER BY whose engines differ only in the order of tied rows stay eligible (the
 multiset is determined) and are flagged `has_order_ties`.
+
+DuckDB runs the rewrite with SQLite's implicit row order written out (`sqlite_order`), so ties
+before a LIMIT, the order of tied rows and bare columns come out as in SQLite. Whether a turn
+is order dependent or picks an arbitrary row is still decided on the rewrite without it (ties
+left open, ANY_VALUE / ARG_MAX probed both ways): such a gold stays excluded even though the
+engines now agree on it, because it depends on an engine's row order, not on the question.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from loft_warehouse.readers import read_json
 from loft_warehouse.sources import sparc, spider
 from loft_warehouse.sql import databases, rewrite
 from loft_warehouse.sql.rewrite import RewriteError, Schema
+from loft_warehouse.sql.sqlite_order import sqlite_row_order
 
 TIMEOUT_S = 20.0
 GOLD_SCHEMA = {
@@ -314,8 +321,8 @@ def execute_sql(
     """Execute one gold query in both engines and decide its eligibility (result columns)."""
     tree = None
     try:
-        duckdb_sql = rewrite.to_duckdb(gold_sql, schema)
-        tree = rewrite.parse_duckdb(duckdb_sql)
+        tree = rewrite.parse_duckdb(rewrite.to_duckdb(gold_sql, schema))
+        duckdb_sql = sqlite_row_order(tree.copy(), schema).sql(dialect="duckdb")
         duck = run_duckdb(duck_con, duckdb_sql)
     except RewriteError as exc:
         duckdb_sql, duck = None, Execution("error", [], f"rewrite: {exc}")

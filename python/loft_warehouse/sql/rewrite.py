@@ -6,10 +6,12 @@ reads `"JetBlue Airways"` as a string when no column has that name). `to_duckdb`
 and types the query against the schema and applies one transform per SQLite/DuckDB difference:
 
 - bare columns in an aggregate query: SQLite takes them from the row of the single min()/max()
-  (ARG_MIN/ARG_MAX), else from an arbitrary row of the group (ANY_VALUE);
+  (ARG_MIN/ARG_MAX), else from one row of the group (ANY_VALUE); with `row_order` both become
+  exactly SQLite's row (see `sqlite_order`, which also breaks ORDER BY ties as SQLite does);
 - integer division truncates (`//`, given the operand types), and x/0 is NULL;
 - LIKE is case-insensitive (ILIKE);
 - a text column compared with a number compares text (the number becomes a string literal);
+- EXCEPT/INTERSECT never match a number with text (DuckDB would cast both to text);
 - CAST of text to a number (also inside sum/avg of a text column) keeps the numeric prefix
   ('12abc' -> 12, 'abc' -> 0), CAST of a real to an integer truncates;
 - round() returns a double;
@@ -29,6 +31,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from loft_warehouse.sql.databases import DUCKDB_TYPES
 from loft_warehouse.sql.pgdump import Dump
+from loft_warehouse.sql.sqlite_order import sqlite_row_order
 
 _INTEGER_TYPES = exp.DataType.INTEGER_TYPES
 _NUMBER_TYPES = exp.DataType.NUMERIC_TYPES
@@ -251,6 +254,41 @@ def _text_vs_number(node: exp.Expression) -> None:
                 bound.replace(_number_text(bound))
 
 
+def _kind(node: exp.Expression) -> str | None:
+    if _is(node, _NUMBER_TYPES | {exp.DataType.Type.BOOLEAN}):
+        return "number"
+    return "text" if _is(node, _TEXT_TYPES) else None
+
+
+def _set_operation_types(node: exp.Expression) -> None:
+    """SQLite compares the rows of EXCEPT/INTERSECT branches value by value, never converting:
+    a number never equals text (3 EXCEPT '3' keeps 3). DuckDB first casts both branches to a
+    common type (3 becomes '3'). Where a column is a number in one branch and text in the
+    other, only rows NULL there can match, so the right branch keeps just those rows, typed as
+    the left branch's column (the result keeps the left branch's values and types)."""
+    if not isinstance(node, exp.Except | exp.Intersect):
+        return
+    lefts, rights = node.this.selects, node.expression.selects
+    if len(lefts) != len(rights):
+        return
+    mixed = [
+        i for i, (a, b) in enumerate(zip(lefts, rights, strict=True))
+        if None not in (_kind(a), _kind(b)) and _kind(a) != _kind(b)
+    ]
+    if not mixed:
+        return
+    names = [exp.to_identifier(f"_col_{i}") for i in range(len(rights))]
+    branch = exp.Subquery(
+        this=node.expression.copy(), alias=exp.TableAlias(this=exp.to_identifier("_right"), columns=names)
+    )
+    columns = [
+        exp.cast(exp.Null(), lefts[i].type.copy()) if i in mixed else exp.column(name.copy(), "_right")
+        for i, name in enumerate(names)
+    ]
+    only_nulls = exp.and_(*(exp.column(names[i].copy(), "_right").is_(exp.Null()) for i in mixed))
+    node.set("expression", exp.select(*columns).from_(branch).where(only_nulls))
+
+
 def _numeric_prefix(value: exp.Expression, integer: bool) -> exp.Expression:
     """SQLite's CAST(text AS INTEGER/REAL): the longest numeric prefix, 0 when there is none."""
     pattern = _INT_PREFIX if integer else _REAL_PREFIX
@@ -331,8 +369,13 @@ def arbitrary_row_probes(tree: exp.Expression) -> tuple[str, str] | None:
     return variant(True), variant(False)
 
 
-def to_duckdb(sql: str, schema: Schema) -> str:
-    """The gold SQL rewritten for DuckDB with SQLite's semantics (see the module docstring)."""
+def to_duckdb(sql: str, schema: Schema, row_order: bool = False) -> str:
+    """The gold SQL rewritten for DuckDB with SQLite's semantics (see the module docstring).
+
+    row_order: also write out SQLite's implicit row order (`sqlite_order`): ties before a LIMIT
+    and bare columns then resolve as in SQLite. Without it they stay arbitrary picks
+    (ANY_VALUE, ARG_MIN/ARG_MAX, unbroken ties), which is what `arbitrary_row_probes` probes.
+    """
     tree = prepare(sql, schema)
     types = schema.duckdb_types()
     try:
@@ -342,7 +385,11 @@ def to_duckdb(sql: str, schema: Schema) -> str:
         raise RewriteError(f"cannot resolve against the schema: {exc}") from exc
     for node in list(tree.walk()):
         _text_vs_number(node)
+    for node in reversed(list(tree.find_all(exp.Except, exp.Intersect))):
+        _set_operation_types(node)
     for select in list(tree.find_all(exp.Select)):
         _bare_columns(select)
     tree = tree.transform(_sqlite_semantics, copy=False)
+    if row_order:
+        tree = sqlite_row_order(tree, schema)
     return tree.sql(dialect="duckdb")

@@ -146,7 +146,7 @@ class Sandbox:
         tables = set(schema.tables) | set(schema.table_aliases)
         try:
             check_query(sql, tables, dialect)
-            duckdb_sql = rewrite.to_duckdb(sql, schema) if dialect == "sqlite" else sql
+            duckdb_sql = rewrite.to_duckdb(sql, schema, row_order=True) if dialect == "sqlite" else sql
             check_query(duckdb_sql, set(schema.tables), "duckdb")
         except (Rejected, rewrite.RewriteError) as exc:
             return SandboxResult("rejected", error=str(exc))
