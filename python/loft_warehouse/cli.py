@@ -11,6 +11,8 @@ COMMAND_MODULES: list[str] = [
     "loft_warehouse.size_models",
     "loft_warehouse.quality",
     "loft_warehouse.prompts.export",
+    "loft_warehouse.scoring.importer",
+    "loft_warehouse.inference.cli",
 ]
 
 

@@ -1,0 +1,10 @@
+from loft_warehouse.quality import run_for_model
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    dbt.ref("loft_1m__corpus")
+    dbt.ref("loft_1m__queries")
+    dbt.ref("loft_1m__corpus_stats")
+    dbt.ref("loft_1m__stg_documents")
+    return run_for_model(dbt, session, "corpus")

@@ -1,0 +1,3 @@
+{{ config(materialized='view') }}
+
+{{ scoring_leaderboard() }}

@@ -1,0 +1,1 @@
+{{ loft_prompts() }}

@@ -1,0 +1,1 @@
+{{ sql_gold_agreement() }}

@@ -1,0 +1,1 @@
+{{ loft_int_corpus_draw() }}

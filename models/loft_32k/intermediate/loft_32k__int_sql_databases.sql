@@ -1,0 +1,1 @@
+{{ loft_int_sql_databases() }}

@@ -1,0 +1,2 @@
+{{ config(materialized='view') }}
+{{ loft_prompt_texts() }}

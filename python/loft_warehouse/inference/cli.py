@@ -1,0 +1,86 @@
+"""`loft estimate-cost`, `loft responses-status` and `loft fixture-server`.
+
+estimate-cost prints what sending a built size's prompts would cost per system and dataset
+(with and without prefix caching), reading the warehouse read-only; it calls nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from loft_warehouse.inference import cost
+from loft_warehouse.inference.store import ResponseStore, store_path
+from loft_warehouse.inference.systems import load_systems, parse_selection, select, systems_file
+from loft_warehouse.settings import PROJECT_ROOT
+
+ESTIMATE_COLUMNS = "task, dataset, variant, prefix_id, n_tokens_prefix, n_tokens_total"
+
+
+def warehouse_path(configured: str | None) -> Path:
+    """The DuckDB file: --database, else $LOFT_DUCKDB_PATH, else loft.duckdb in the project."""
+    value = configured or os.environ.get("LOFT_DUCKDB_PATH") or "loft.duckdb"
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    systems = select(load_systems(systems_file(args.systems_file)), parse_selection(args.systems))
+    database = warehouse_path(args.database)
+    with duckdb.connect(str(database), read_only=True) as con:
+        prompts = con.sql(f"SELECT {ESTIMATE_COLUMNS} FROM loft_{args.size}.prompts").pl()
+    table = cost.estimate(prompts, systems, cost.load_prices(), args.size)
+    print(cost.format_estimate(table))
+    if args.csv:
+        table.write_csv(args.csv)
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    with ResponseStore(store_path(args.store)) as store:
+        rows = pl.DataFrame([r.__dict__ for r in store.rows()])
+    if rows.height == 0:
+        print("the response store is empty")
+        return 0
+    summary = rows.group_by("system", "status").agg(
+        pl.len().alias("responses"),
+        pl.col("input_tokens").sum(),
+        pl.col("cached_tokens").sum(),
+        pl.col("output_tokens").sum(),
+        pl.col("cost_usd").sum(),
+    )
+    with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True):
+        print(summary.sort("system", "status"))
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from loft_warehouse.inference import fixture_server
+
+    fixture_server.main(["--latency", str(args.latency)])
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the inference subcommands to the `loft` command."""
+    estimate = subparsers.add_parser("estimate-cost", help="print the cost estimate of a built size's prompts")
+    estimate.add_argument("--size", default="128k", choices=["32k", "128k", "1m"])
+    estimate.add_argument("--systems", help="comma-separated system names (default: the default selection)")
+    estimate.add_argument("--systems-file", help="systems YAML (default: $LOFT_SYSTEMS_FILE or the shipped one)")
+    estimate.add_argument("--database", help="warehouse DuckDB file (default: $LOFT_DUCKDB_PATH or loft.duckdb)")
+    estimate.add_argument("--csv", help="also write the table to this CSV file")
+    estimate.set_defaults(func=_estimate)
+
+    status = subparsers.add_parser("responses-status", help="summarise the durable response store")
+    status.add_argument("--store", help="store file (default: $LOFT_RESPONSE_STORE or .response_store/)")
+    status.set_defaults(func=_status)
+
+    serve = subparsers.add_parser(
+        "fixture-server", help="serve the local OpenAI/Gemini stand-in on 127.0.0.1 (for dry runs)"
+    )
+    serve.add_argument("--latency", type=float, default=0.0, help="seconds per generation request")
+    serve.set_defaults(func=_serve)

@@ -1,0 +1,238 @@
+"""Cost before and after a run: estimates from token counts and prices, actual cost from usage.
+
+Prices are USD per million tokens. A system's own `prices` in systems.yaml win field by field
+over the seed table seeds/model_prices.csv (matched by model name). The estimate counts prompt
+tokens with the warehouse's SentencePiece counts (a provider's tokenizer differs by some
+percent) and `expected_output_tokens` per request; "with caching" charges each distinct prefix
+once at the input price and every other use of it at the cached-input price (cache storage
+fees are not included).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import replace
+from pathlib import Path
+
+import polars as pl
+
+from loft_warehouse.errors import BadInputError, ConfigurationError
+from loft_warehouse.inference.systems import Prices, System, scope
+from loft_warehouse.settings import PROJECT_ROOT
+
+PRICES_SEED = PROJECT_ROOT / "seeds" / "model_prices.csv"
+PRICE_COLUMNS = ("input_usd_per_mtok", "cached_input_usd_per_mtok", "output_usd_per_mtok")
+ESTIMATE_SCHEMA = {
+    "system": pl.String,
+    "model": pl.String,
+    "size": pl.String,
+    "task": pl.String,
+    "dataset": pl.String,
+    "n_requests": pl.Int64,
+    "n_prefixes": pl.Int64,
+    "input_tokens": pl.Int64,
+    "cacheable_tokens": pl.Int64,
+    "output_tokens": pl.Int64,
+    "input_usd_per_mtok": pl.Float64,
+    "cached_input_usd_per_mtok": pl.Float64,
+    "output_usd_per_mtok": pl.Float64,
+    "cost_usd_no_cache": pl.Float64,
+    "cost_usd_with_cache": pl.Float64,
+}
+
+
+class CostLimitError(RuntimeError):
+    """The estimated cost of the calls still to make is above max_cost_usd."""
+
+
+def _price(value: str | None, path: Path, row: int, column: str) -> float | None:
+    if value is None or value.strip() == "":
+        return None
+    try:
+        price = float(value)
+    except ValueError as exc:
+        raise BadInputError(path, row, f"{column} {value!r} is not a number") from exc
+    if price < 0:
+        raise BadInputError(path, row, f"{column} is negative")
+    return price
+
+
+def read_price_rows(rows: list[dict[str, str]], path: Path) -> dict[str, Prices]:
+    """Prices by model from seed rows (dicts with model and the three price columns)."""
+    prices: dict[str, Prices] = {}
+    for line, row in enumerate(rows, start=2):
+        model = (row.get("model") or "").strip()
+        if not model:
+            raise BadInputError(path, line, "empty model")
+        if model in prices:
+            raise BadInputError(path, line, f"model {model!r} listed twice")
+        values = [_price(row.get(c), path, line, c) for c in PRICE_COLUMNS]
+        prices[model] = Prices(*values)
+    return prices
+
+
+def load_prices(path: Path = PRICES_SEED) -> dict[str, Prices]:
+    """The seed price table by model."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        return read_price_rows(list(csv.DictReader(handle)), path)
+
+
+def prices_from_frame(frame: pl.DataFrame) -> dict[str, Prices]:
+    """The seed price table as dbt hands it over (source('reference', 'model_prices'))."""
+    rows = [{k: (None if v is None else str(v)) for k, v in row.items()} for row in frame.iter_rows(named=True)]
+    return read_price_rows(rows, Path("seeds/model_prices.csv"))
+
+
+def resolve_prices(system: System, seed: dict[str, Prices]) -> Prices:
+    """The system's own prices, falling back field by field to the seed row of its model.
+
+    Offline providers (bm25, local) cost nothing. Cached input without a known discount is
+    charged at the input price.
+    """
+    if system.provider in ("bm25", "local"):
+        return Prices(0.0, 0.0, 0.0)
+    base = seed.get(system.model, Prices())
+    own = system.prices
+    merged = replace(
+        base,
+        **{k: getattr(own, k) for k in ("input", "cached_input", "output") if getattr(own, k) is not None},
+    )
+    if merged.cached_input is None and merged.input is not None:
+        merged = replace(merged, cached_input=merged.input)
+    return merged
+
+
+def actual_cost(
+    prices: Prices, input_tokens: int | None, cached_tokens: int | None, output_tokens: int | None
+) -> float | None:
+    """USD of one response from its usage; None when a needed price or count is unknown."""
+    if input_tokens is None and output_tokens is None:
+        return None
+    cached = cached_tokens or 0
+    uncached = max(0, (input_tokens or 0) - cached)
+    parts = [
+        (uncached, prices.input),
+        (cached, prices.cached_input),
+        (output_tokens or 0, prices.output),
+    ]
+    if any(price is None and tokens for tokens, price in parts):
+        return None
+    return sum(tokens * (price or 0.0) for tokens, price in parts) / 1e6
+
+
+def _usd(tokens: int, price: float | None) -> float | None:
+    return None if price is None else tokens * price / 1e6
+
+
+def estimate(prompts: pl.DataFrame, systems: list[System], seed: dict[str, Prices], size: str) -> pl.DataFrame:
+    """Estimated cost per system x size x (task, dataset) of sending these prompts.
+
+    prompts needs task, dataset, variant, prefix_id, n_tokens_prefix, n_tokens_total.
+    """
+    rows: list[dict] = []
+    for system in systems:
+        prices = resolve_prices(system, seed)
+        in_scope = scope(prompts, system, size)
+        if system.context_window:
+            limit = system.context_window - system.max_output_tokens
+            in_scope = in_scope.filter(pl.col("n_tokens_total") <= limit)
+        if in_scope.height == 0:
+            continue
+        per_prefix = in_scope.group_by("task", "dataset", "prefix_id").agg(
+            pl.len().alias("n"),
+            pl.col("n_tokens_prefix").first().alias("prefix_tokens"),
+            pl.col("n_tokens_total").sum().alias("total_tokens"),
+        )
+        per_dataset = (
+            per_prefix.group_by("task", "dataset")
+            .agg(
+                pl.col("n").sum().alias("n_requests"),
+                pl.len().alias("n_prefixes"),
+                pl.col("total_tokens").sum().alias("input_tokens"),
+                ((pl.col("n") - 1) * pl.col("prefix_tokens")).sum().alias("cacheable_tokens"),
+            )
+            .sort("task", "dataset")
+        )
+        for row in per_dataset.iter_rows(named=True):
+            output_tokens = row["n_requests"] * system.expected_output_tokens
+            uncached = row["input_tokens"] - row["cacheable_tokens"]
+            no_cache = [_usd(row["input_tokens"], prices.input), _usd(output_tokens, prices.output)]
+            with_cache = no_cache[1:] + [
+                _usd(uncached, prices.input),
+                _usd(row["cacheable_tokens"], prices.cached_input),
+            ]
+            rows.append(
+                {
+                    "system": system.name,
+                    "model": system.model,
+                    "size": size,
+                    "task": row["task"],
+                    "dataset": row["dataset"],
+                    "n_requests": row["n_requests"],
+                    "n_prefixes": row["n_prefixes"],
+                    "input_tokens": row["input_tokens"],
+                    "cacheable_tokens": row["cacheable_tokens"],
+                    "output_tokens": output_tokens,
+                    "input_usd_per_mtok": prices.input,
+                    "cached_input_usd_per_mtok": prices.cached_input,
+                    "output_usd_per_mtok": prices.output,
+                    "cost_usd_no_cache": None if None in no_cache else sum(no_cache),
+                    "cost_usd_with_cache": None if None in with_cache else sum(with_cache),
+                }
+            )
+    return pl.DataFrame(rows, schema=ESTIMATE_SCHEMA)
+
+
+def format_estimate(table: pl.DataFrame) -> str:
+    """The estimate as a fixed-width text table with a total line (printed before a run)."""
+    header = (
+        f"{'system':<22} {'size':<5} {'dataset':<22} {'requests':>8} {'input Mtok':>10} "
+        f"{'no cache $':>11} {'cached $':>10}"
+    )
+    lines = [header, "-" * len(header)]
+
+    def money(value: float | None) -> str:
+        return "unknown" if value is None else f"{value:,.2f}"
+
+    for row in table.iter_rows(named=True):
+        lines.append(
+            f"{row['system']:<22} {row['size']:<5} {row['task'] + '/' + row['dataset']:<22} "
+            f"{row['n_requests']:>8} {row['input_tokens'] / 1e6:>10.3f} "
+            f"{money(row['cost_usd_no_cache']):>11} {money(row['cost_usd_with_cache']):>10}"
+        )
+    for system, group in table.group_by("system", maintain_order=True):
+        no_cache = group["cost_usd_no_cache"]
+        cached = group["cost_usd_with_cache"]
+        lines.append(
+            f"{'total ' + system[0]:<22} {'':<5} {'':<22} {group['n_requests'].sum():>8} "
+            f"{group['input_tokens'].sum() / 1e6:>10.3f} "
+            f"{money(None if no_cache.null_count() else no_cache.sum()):>11} "
+            f"{money(None if cached.null_count() else cached.sum()):>10}"
+        )
+    return "\n".join(lines)
+
+
+def check_limit(estimated_usd: float | None, max_cost_usd: float | None, what: str) -> None:
+    """Refuse to start when the estimate is above the limit (or unknown while a limit is set)."""
+    if max_cost_usd is None:
+        return
+    if estimated_usd is None:
+        raise CostLimitError(f"{what}: cost is unknown (missing prices) and max_cost_usd={max_cost_usd} is set")
+    if estimated_usd > max_cost_usd:
+        raise CostLimitError(
+            f"{what}: estimated ${estimated_usd:,.2f} exceeds max_cost_usd=${max_cost_usd:,.2f}; "
+            "raise the limit or select fewer systems/datasets"
+        )
+
+
+def parse_limit(value: object) -> float | None:
+    """max_cost_usd from a dbt var / env value ('' or None = no limit)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        limit = float(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError(f"max_cost_usd must be a number, got {value!r}") from exc
+    if limit < 0:
+        raise ConfigurationError("max_cost_usd must not be negative")
+    return limit

@@ -1,0 +1,76 @@
+"""What every provider receives and returns, and the two kinds of failure the flow tells apart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call: the conversation to send, its shared prefix, and what it answers.
+
+    messages is the full conversation ({role: user|assistant, content}); the first user message
+    starts with `head` ('' except when the query comes first) and then `prefix`, the text
+    shared by every query of a (dataset, variant), which providers may cache. `row` carries
+    the prompt row (task, dataset, qid, ...) for providers that need more than text (bm25).
+    """
+
+    key: str
+    prefix_id: str
+    prefix: str
+    messages: tuple[dict[str, str], ...]
+    n_tokens: int
+    row: dict[str, Any] = field(default_factory=dict)
+    head: str = ""
+
+    @property
+    def text(self) -> str:
+        """The whole conversation as one text (what a completion model sees)."""
+        return "".join(m["content"] for m in self.messages)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A returned response: status 'ok' or 'blocked' (safety block, no candidate)."""
+
+    status: str
+    raw_text: str | None
+    finish_reason: str | None
+    input_tokens: int | None = None
+    cached_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class RetryableError(RuntimeError):
+    """429, 5xx, timeouts, connection resets, malformed bodies: worth another attempt.
+
+    retry_after is the server's Retry-After in seconds when it sent one.
+    """
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PermanentError(RuntimeError):
+    """A request the provider will never answer (bad request, auth): no retry."""
+
+
+class Provider(Protocol):
+    """A client for one system; complete() is called from several threads at once."""
+
+    def complete(self, request: Request) -> Completion: ...
+
+    def close(self) -> None: ...
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """Parse a Retry-After header given in seconds (dates are ignored: backoff applies)."""
+    if headers is None:
+        return None
+    value = headers.get("retry-after") if hasattr(headers, "get") else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None

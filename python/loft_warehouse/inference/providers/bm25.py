@@ -1,0 +1,102 @@
+"""The specialized-retriever baseline: BM25 (bm25s) over the corpus a prompt shows.
+
+For each (task, dataset, corpus_id, variant) the documents shown in the prompt are indexed once
+(title and text, as the corpus line shows them); each query ranks them and the answer names the
+top shown IDs as `Final Answer: ['12', '3', ...]`, so it is parsed and scored like a model's.
+Multi-turn queries use all turns up to the current one as the query.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+
+import bm25s
+import numpy as np
+import polars as pl
+from bm25s.tokenization import Tokenizer
+
+from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.inference.providers.base import Completion, PermanentError, Request
+from loft_warehouse.inference.systems import System
+
+DEFAULT_TOP_K = 5
+logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+
+@dataclass(frozen=True)
+class _Index:
+    tokenizer: Tokenizer
+    retriever: bm25s.BM25
+    shown_ids: list[str]
+
+
+def document_text(title: str | None, text: str) -> str:
+    """What BM25 indexes: the title (when there is one) and the passage."""
+    return f"{title} | {text}" if title else text
+
+
+class BM25Provider:
+    """Ranks the prompt's shown documents with bm25s; needs corpus, shown-id map and queries."""
+
+    def __init__(self, system: System, corpus: pl.DataFrame, doc_ids: pl.DataFrame, queries: pl.DataFrame) -> None:
+        self.system = system
+        self.top_k = int(system.options.get("top_k", DEFAULT_TOP_K))
+        if self.top_k < 1:
+            raise ConfigurationError(f"system {system.name}: options.top_k must be >= 1")
+        shown = doc_ids.join(
+            corpus.select("task", "dataset", "corpus_id", "pid", "title", "text"),
+            on=["task", "dataset", "corpus_id", "pid"],
+            how="left",
+        )
+        missing = shown.filter(pl.col("text").is_null())
+        if missing.height:
+            first = missing.row(0, named=True)
+            raise PermanentError(
+                f"prompt_doc_ids row {first['task']}/{first['dataset']}/{first['corpus_id']} "
+                f"shown_id {first['shown_id']} points at pid {first['pid']!r}, "
+                "which is not in corpus"
+            )
+        self._shown = shown.partition_by(["task", "dataset", "corpus_id", "variant"], as_dict=True, maintain_order=True)
+        self._turns: dict[tuple[str, str, str, str], dict[int, str]] = {}
+        for row in queries.select("task", "dataset", "corpus_id", "qid", "turn", "query_text").iter_rows():
+            self._turns.setdefault(row[:4], {})[int(row[4])] = row[5]
+        self._indexes: dict[tuple[str, ...], _Index] = {}
+        self._lock = threading.Lock()
+
+    def _index(self, group: tuple[str, str, str, str]) -> _Index:
+        with self._lock:
+            if group not in self._indexes:
+                docs = self._shown.get(group)
+                if docs is None or docs.height == 0:
+                    raise PermanentError(f"no shown documents for {'/'.join(group)}")
+                tokenizer = Tokenizer(stopwords="en")
+                texts = [document_text(t, x) for t, x in zip(docs["title"], docs["text"], strict=True)]
+                tokens = tokenizer.tokenize(texts, update_vocab=True, show_progress=False, return_as="ids")
+                retriever = bm25s.BM25()
+                retriever.index(tokens, show_progress=False)
+                self._indexes[group] = _Index(tokenizer, retriever, [str(s) for s in docs["shown_id"]])
+            return self._indexes[group]
+
+    def query_text(self, row: dict) -> str:
+        """All turns of the query up to this one (a single-turn query: its text)."""
+        turns = self._turns.get((row["task"], row["dataset"], row["corpus_id"], row["qid"]))
+        if not turns or int(row["turn"]) not in turns:
+            raise PermanentError(f"no query text for {row['prompt_id']}")
+        return "\n".join(turns[t] for t in sorted(turns) if t <= int(row["turn"]))
+
+    def rank(self, row: dict) -> list[str]:
+        """Shown IDs of the top_k documents for the row's query, best first."""
+        index = self._index((row["task"], row["dataset"], row["corpus_id"], row["variant"]))
+        ids = index.tokenizer.tokenize([self.query_text(row)], update_vocab=False, show_progress=False, return_as="ids")
+        k = min(self.top_k, len(index.shown_ids))
+        results, _ = index.retriever.retrieve(ids, k=k, show_progress=False, n_threads=1)
+        return [index.shown_ids[int(i)] for i in np.asarray(results)[0]]
+
+    def complete(self, request: Request) -> Completion:
+        ranked = self.rank(request.row)
+        return Completion("ok", f"Final Answer: {ranked!r}", "stop", 0, 0, 0)
+
+    def close(self) -> None:
+        self._indexes.clear()

@@ -1,0 +1,180 @@
+"""Gemini via google-genai, with one explicit context cache per (system, prefix).
+
+A prefix at or above the system's `cache.min_prefix_tokens` is uploaded once as cached content
+on first use; every query of that prefix then sends only its own suffix and refers to the cache,
+and the usage metadata reports the cached tokens. All caches this provider created are deleted
+in close(), after the run (a killed run's caches expire after `cache.ttl_s`). Safety blocks and
+empty candidate lists come back as status 'blocked' (scored as incorrect, as in the paper).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+import httpx2
+from google import genai
+from google.genai import errors, types
+
+from loft_warehouse.inference.providers.base import (
+    Completion,
+    PermanentError,
+    Request,
+    RetryableError,
+    retry_after_seconds,
+)
+from loft_warehouse.inference.systems import System
+
+LOG = logging.getLogger(__name__)
+BLOCK_FINISH_REASONS = {
+    "SAFETY",
+    "PROHIBITED_CONTENT",
+    "BLOCKLIST",
+    "SPII",
+    "RECITATION",
+    "IMAGE_SAFETY",
+}
+_ROLES = {"user": "user", "assistant": "model"}
+
+
+def _contents(messages: list[dict[str, str]]) -> list[types.Content]:
+    return [
+        types.Content(role=_ROLES[m["role"]], parts=[types.Part(text=m["content"])]) for m in messages if m["content"]
+    ]
+
+
+def _enum_name(value: object) -> str | None:
+    if value is None:
+        return None
+    return getattr(value, "name", None) or str(value)
+
+
+class GeminiProvider:
+    """generate_content per request; context caches created once per prefix, shared by threads."""
+
+    def __init__(self, system: System) -> None:
+        self.system = system
+        # Keep the client referenced: a temporary client is closed before its request is sent.
+        self.client = genai.Client(
+            api_key=system.api_key(),
+            http_options=types.HttpOptions(
+                base_url=system.endpoint(),
+                timeout=int(system.timeout_s * 1000),
+                retry_options=types.HttpRetryOptions(attempts=1),
+            ),
+        )
+        self.min_prefix_tokens = int((system.cache or {}).get("min_prefix_tokens") or 0)
+        self.ttl_s = int((system.cache or {}).get("ttl_s") or 3600)
+        self._caches: dict[str, str | None] = {}
+        self._cache_locks: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def _config(self, cache_name: str | None) -> types.GenerateContentConfig:
+        generation = self.system.generation
+        return types.GenerateContentConfig(
+            temperature=generation.get("temperature"),
+            top_p=generation.get("top_p"),
+            seed=generation.get("seed"),
+            max_output_tokens=generation.get("max_output_tokens"),
+            stop_sequences=generation.get("stop"),
+            cached_content=cache_name,
+        )
+
+    def _wants_cache(self, request: Request) -> bool:
+        n_prefix = int(request.row.get("n_tokens_prefix") or 0)
+        return not request.head and bool(self.min_prefix_tokens) and n_prefix >= self.min_prefix_tokens
+
+    def _cache_for(self, request: Request) -> str | None:
+        """The cache name for this request's prefix, creating it on first use (None: uncached)."""
+        with self._lock:
+            if request.prefix_id in self._caches:
+                return self._caches[request.prefix_id]
+            lock = self._cache_locks.setdefault(request.prefix_id, threading.Lock())
+        with lock:
+            with self._lock:
+                if request.prefix_id in self._caches:
+                    return self._caches[request.prefix_id]
+            try:
+                cache = self._call(
+                    lambda: self.client.caches.create(
+                        model=self.system.model,
+                        config=types.CreateCachedContentConfig(
+                            contents=_contents([{"role": "user", "content": request.prefix}]),
+                            display_name=f"loft-{self.system.name}-{request.prefix_id}"[:120],
+                            ttl=f"{self.ttl_s}s",
+                        ),
+                    )
+                )
+                name = cache.name
+            except PermanentError as exc:
+                LOG.warning(
+                    "%s: no context cache for prefix %s (%s); sending it uncached",
+                    self.system.name,
+                    request.prefix_id,
+                    exc,
+                )
+                name = None
+            with self._lock:
+                self._caches[request.prefix_id] = name
+            return name
+
+    def _call(self, action):  # noqa: ANN001, ANN202 - thin error-mapping wrapper
+        try:
+            return action()
+        except errors.APIError as exc:
+            code = int(exc.code or 0)
+            if code in (408, 429) or code >= 500:
+                headers = getattr(getattr(exc, "response", None), "headers", None)
+                raise RetryableError(
+                    f"HTTP {code}: {exc.message or exc.status}", retry_after_seconds(headers)
+                ) from exc
+            raise PermanentError(f"HTTP {code}: {exc.message or exc.status}") from exc
+        except (httpx2.TimeoutException, httpx2.TransportError) as exc:
+            raise RetryableError(f"{type(exc).__name__}: {exc}") from exc
+        except (json.JSONDecodeError, errors.UnknownApiResponseError) as exc:
+            raise RetryableError(f"malformed response body: {exc}") from exc
+
+    def complete(self, request: Request) -> Completion:
+        messages = list(request.messages)
+        cache_name = self._cache_for(request) if self._wants_cache(request) else None
+        if cache_name:
+            first = messages[0]
+            if not first["content"].startswith(request.prefix):
+                raise PermanentError("first message does not start with the prefix it claims")
+            messages[0] = {**first, "content": first["content"][len(request.prefix) :]}
+        response = self._call(
+            lambda: self.client.models.generate_content(
+                model=self.system.model,
+                contents=_contents(messages),
+                config=self._config(cache_name),
+            )
+        )
+        usage = response.usage_metadata
+        usage_fields = {
+            "input_tokens": usage.prompt_token_count if usage else None,
+            "cached_tokens": (usage.cached_content_token_count or 0) if usage else None,
+            "output_tokens": (usage.candidates_token_count or 0) if usage else None,
+        }
+        feedback = response.prompt_feedback
+        if feedback is not None and feedback.block_reason is not None:
+            return Completion("blocked", None, f"BLOCKED_{_enum_name(feedback.block_reason)}", **usage_fields)
+        if not response.candidates:
+            return Completion("blocked", None, "NO_CANDIDATES", **usage_fields)
+        candidate = response.candidates[0]
+        finish = _enum_name(candidate.finish_reason)
+        parts = candidate.content.parts if candidate.content and candidate.content.parts else []
+        text = "".join(p.text for p in parts if p.text and not p.thought)
+        status = "blocked" if finish in BLOCK_FINISH_REASONS and not text else "ok"
+        return Completion(status, text, finish, **usage_fields)
+
+    def close(self) -> None:
+        """Delete every context cache this run created (they also expire after ttl_s)."""
+        with self._lock:
+            names = [n for n in self._caches.values() if n]
+            self._caches.clear()
+        for name in names:
+            try:
+                self.client.caches.delete(name=name)
+            except (errors.APIError, httpx2.TransportError) as exc:
+                LOG.warning("%s: could not delete context cache %s: %s", self.system.name, name, exc)

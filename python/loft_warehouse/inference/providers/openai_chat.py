@@ -1,0 +1,86 @@
+"""OpenAI chat completions, and any OpenAI-compatible server (vLLM, llama.cpp, Ollama) via base_url.
+
+OpenAI caches long shared prompt prefixes automatically; the prefix is the start of the first
+user message, so every query of a dataset reuses it, and usage reports the cached tokens.
+The client's own retries are off: the flow owns retries (one policy, counted attempts).
+"""
+
+from __future__ import annotations
+
+import json
+
+import openai
+
+from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.inference.providers.base import (
+    Completion,
+    PermanentError,
+    Request,
+    RetryableError,
+    retry_after_seconds,
+)
+from loft_warehouse.inference.systems import System
+
+BLOCKED_FINISH_REASONS = ("content_filter",)
+
+
+class OpenAIChatProvider:
+    """Sends each request as chat messages; thread-safe (one shared client)."""
+
+    def __init__(self, system: System) -> None:
+        key = system.api_key()
+        if system.provider == "openai_compatible" and not system.endpoint():
+            raise ConfigurationError(f"system {system.name}: openai_compatible needs base_url or base_url_env")
+        self.system = system
+        self.client = openai.OpenAI(
+            api_key=key or "not-needed",
+            base_url=system.endpoint(),
+            max_retries=0,
+            timeout=system.timeout_s,
+        )
+
+    def _settings(self) -> dict:
+        generation = dict(self.system.generation)
+        settings: dict = {}
+        max_tokens = generation.pop("max_output_tokens", None)
+        if max_tokens:
+            key = "max_completion_tokens" if self.system.provider == "openai" else "max_tokens"
+            settings[key] = int(max_tokens)
+        for name in ("temperature", "top_p", "seed", "stop"):
+            if generation.get(name) is not None:
+                settings[name] = generation[name]
+        return settings
+
+    def complete(self, request: Request) -> Completion:
+        try:
+            response = self.client.chat.completions.create(
+                model=self.system.model, messages=list(request.messages), **self._settings()
+            )
+        except openai.APIStatusError as exc:
+            if exc.status_code == 429 or exc.status_code >= 500 or exc.status_code == 408:
+                raise RetryableError(
+                    f"HTTP {exc.status_code}: {exc.message}",
+                    retry_after_seconds(exc.response.headers),
+                ) from exc
+            raise PermanentError(f"HTTP {exc.status_code}: {exc.message}") from exc
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            raise RetryableError(f"{type(exc).__name__}: {exc}") from exc
+        except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
+            raise RetryableError(f"malformed response body: {exc}") from exc
+        if not response.choices:
+            raise RetryableError("malformed response: no choices")
+        choice = response.choices[0]
+        usage = response.usage
+        details = getattr(usage, "prompt_tokens_details", None) if usage else None
+        finish = choice.finish_reason
+        return Completion(
+            status="blocked" if finish in BLOCKED_FINISH_REASONS else "ok",
+            raw_text=choice.message.content if choice.message else None,
+            finish_reason=finish,
+            input_tokens=usage.prompt_tokens if usage else None,
+            cached_tokens=(details.cached_tokens or 0) if details else (0 if usage else None),
+            output_tokens=usage.completion_tokens if usage else None,
+        )
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,198 @@
+"""Systems under test, loaded from one documented YAML file (systems.yaml beside this module).
+
+A system is a named (provider, model, generation settings, limits, prices, scope). Which
+systems a build runs is a selection over that file; credentials come from the environment only
+and are looked up at run time, never stored on the System object.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import yaml
+
+from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.settings import PROJECT_ROOT
+
+DEFAULT_SYSTEMS_FILE = Path(__file__).with_name("systems.yaml")
+PROVIDERS = ("gemini", "openai", "openai_compatible", "local", "bm25")
+API_PROVIDERS = ("gemini", "openai", "openai_compatible")
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per million tokens; None means unknown (cost reported as null)."""
+
+    input: float | None = None
+    cached_input: float | None = None
+    output: float | None = None
+
+
+@dataclass(frozen=True)
+class System:
+    """One system under test, as configured."""
+
+    name: str
+    provider: str
+    model: str
+    generation: dict[str, Any] = field(default_factory=dict)
+    api_key_env: str | None = None
+    base_url: str | None = None
+    base_url_env: str | None = None
+    context_window: int = 0
+    concurrency: int = 1
+    requests_per_minute: float = 0
+    tokens_per_minute: float = 0
+    max_attempts: int = 6
+    timeout_s: float = 600
+    backoff_initial_s: float = 1.0
+    backoff_max_s: float = 60.0
+    prices: Prices = Prices()
+    expected_output_tokens: int = 64
+    cache: dict[str, Any] = field(default_factory=dict)
+    sizes: tuple[str, ...] = ()
+    tasks: tuple[str, ...] = ()
+    datasets: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+    default: bool = True
+
+    @property
+    def max_output_tokens(self) -> int:
+        """Output cap sent with every request (and reserved out of the context window)."""
+        return int(self.generation.get("max_output_tokens") or 0)
+
+    def api_key(self) -> str | None:
+        """The key from the environment at call time (None when unset or empty)."""
+        if not self.api_key_env:
+            return None
+        return os.environ.get(self.api_key_env) or None
+
+    def endpoint(self) -> str | None:
+        """base_url_env when set, else base_url (None: the provider's public endpoint)."""
+        if self.base_url_env and os.environ.get(self.base_url_env):
+            return os.environ[self.base_url_env]
+        return self.base_url
+
+    def missing_credentials(self) -> list[str]:
+        """Environment variables this system still needs; empty when it can run."""
+        missing = []
+        if self.api_key_env and not self.api_key():
+            missing.append(self.api_key_env)
+        if self.provider == "openai_compatible" and not self.endpoint():
+            missing.append(self.base_url_env or "base_url")
+        return missing
+
+    def applies(self, size: str, task: str, dataset: str, variant: str) -> bool:
+        """Whether a prompt of this size/task/dataset/variant is in the system's scope."""
+        return all(
+            not allowed or value in allowed
+            for allowed, value in (
+                (self.sizes, size),
+                (self.tasks, task),
+                (self.datasets, dataset),
+                (self.variants, variant),
+            )
+        )
+
+
+def systems_file(configured: str | None = None) -> Path:
+    """Resolve the systems file: explicit setting, then $LOFT_SYSTEMS_FILE, then the default."""
+    value = (configured or "").strip() or os.environ.get("LOFT_SYSTEMS_FILE", "").strip()
+    if not value:
+        return DEFAULT_SYSTEMS_FILE
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = PROJECT_ROOT / path
+    if not path.is_file():
+        raise ConfigurationError(f"systems file {path} (from systems_file/LOFT_SYSTEMS_FILE) not found")
+    return path
+
+
+def _merge(defaults: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    merged = {**defaults, **entry}
+    merged["generation"] = {**defaults.get("generation", {}), **entry.get("generation", {})}
+    return merged
+
+
+def _system(entry: dict[str, Any], defaults: dict[str, Any], path: Path, index: int) -> System:
+    where = f"{path}: systems[{index}]"
+    if not isinstance(entry, dict) or "name" not in entry:
+        raise ConfigurationError(f"{where}: each system needs a name")
+    merged = _merge(defaults, entry)
+    if merged.get("provider") not in PROVIDERS:
+        raise ConfigurationError(
+            f"{where} ({entry['name']}): provider {merged.get('provider')!r} is not one of {PROVIDERS}"
+        )
+    prices = merged.pop("prices", None) or {}
+    unknown_prices = set(prices) - {"input", "cached_input", "output"}
+    if unknown_prices:
+        raise ConfigurationError(f"{where} ({entry['name']}): unknown price field(s) {sorted(unknown_prices)}")
+    for key in ("sizes", "tasks", "datasets", "variants"):
+        merged[key] = tuple(str(v) for v in merged.get(key) or ())
+    merged.setdefault("model", merged["name"])
+    try:
+        return System(prices=Prices(**prices), **merged)
+    except TypeError as exc:
+        raise ConfigurationError(f"{where} ({entry['name']}): {exc}") from exc
+
+
+def load_systems(path: Path | None = None) -> dict[str, System]:
+    """All configured systems by name, in file order; duplicates and bad fields raise."""
+    path = path or DEFAULT_SYSTEMS_FILE
+    with open(path, encoding="utf-8") as handle:
+        document = yaml.safe_load(handle) or {}
+    defaults = document.get("defaults", {}) or {}
+    systems: dict[str, System] = {}
+    for index, entry in enumerate(document.get("systems") or []):
+        system = _system(entry, defaults, path, index)
+        if system.name in systems:
+            raise ConfigurationError(f"{path}: system {system.name!r} is defined twice")
+        systems[system.name] = system
+    return systems
+
+
+def parse_selection(value: Any) -> list[str] | None:
+    """A selection from a dbt var or env: list, comma string, or empty (None = the default)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            loaded = yaml.safe_load(text)
+            return parse_selection(loaded)
+        names = [part.strip() for part in text.split(",") if part.strip()]
+        return names or None
+    if isinstance(value, list | tuple):
+        names = [str(v).strip() for v in value if str(v).strip()]
+        return names or None
+    raise ConfigurationError(f"systems selection must be a list or comma-separated names, got {value!r}")
+
+
+def select(systems: dict[str, System], names: list[str] | None) -> list[System]:
+    """The selected systems: named ones (unknown names raise), or every `default: true` one."""
+    if names is None:
+        return [s for s in systems.values() if s.default]
+    unknown = [n for n in names if n not in systems]
+    if unknown:
+        raise ConfigurationError(f"unknown system(s) {unknown}; configured: {list(systems)}")
+    return [systems[n] for n in dict.fromkeys(names)]
+
+
+def scope(prompts: pl.DataFrame, system: System, size: str) -> pl.DataFrame:
+    """The prompt rows (task, dataset, variant columns) a system runs on at this size."""
+    if system.sizes and size not in system.sizes:
+        return prompts.clear()
+    keep = pl.lit(True)
+    for column, allowed in (
+        ("task", system.tasks),
+        ("dataset", system.datasets),
+        ("variant", system.variants),
+    ):
+        if allowed:
+            keep = keep & pl.col(column).is_in(list(allowed))
+    return prompts.filter(keep)

@@ -1,0 +1,83 @@
+"""The bm25 baseline ranks the shown documents and answers in the Final Answer form."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from loft_warehouse.inference import runner
+from loft_warehouse.inference.systems import load_systems
+from tests.inference.support import prompt_row, write_systems
+
+CORPUS = pl.DataFrame(
+    {
+        "task": ["retrieval"] * 4,
+        "dataset": ["nq"] * 4,
+        "corpus_id": ["nq"] * 4,
+        "pid": ["p-cat", "p-dog", "p-sea", "p-sun"],
+        "title": ["Felidae", "Dogs", "", None],
+        "text": [
+            "cats are small felines that purr",
+            "dogs bark and fetch sticks",
+            "the ocean is deep and salty",
+            "the sun is a star that shines",
+        ],
+    }
+)
+# Shown IDs are the prompt's own numbering, not corpus order.
+DOC_IDS = pl.DataFrame(
+    {
+        "task": ["retrieval"] * 4,
+        "dataset": ["nq"] * 4,
+        "corpus_id": ["nq"] * 4,
+        "variant": ["default"] * 4,
+        "shown_id": ["3", "0", "2", "1"],
+        "pid": ["p-cat", "p-dog", "p-sea", "p-sun"],
+    }
+)
+QUERIES = pl.DataFrame(
+    {
+        "task": ["retrieval", "retrieval", "rag"],
+        "dataset": ["nq", "nq", "nq"],
+        "corpus_id": ["nq", "nq", "nq"],
+        "qid": ["q1", "q2", "q1"],
+        "turn": [0, 0, 0],
+        "query_text": ["which animal can purr", "where is salty water deep", "x"],
+    }
+)
+
+
+def _prompt(qid: str, task: str = "retrieval") -> dict:
+    row = prompt_row("px", qid, f"query {qid}\n", task=task, dataset="nq", corpus_id="nq")
+    return {**row, "prompt_id": f"{task}/nq/nq/default/{qid}/0"}
+
+
+def test_bm25_answers_with_the_top_shown_ids(tmp_path, store):
+    path = write_systems(
+        tmp_path / "s.yaml",
+        [{"name": "bm25", "provider": "bm25", "tasks": ["retrieval"], "options": {"top_k": 2}}],
+    )
+    systems = list(load_systems(path).values())
+    prompts = pl.DataFrame([_prompt("q1"), _prompt("q2"), _prompt("q1", task="rag")])
+    run_inputs = runner.RunInputs(prompts, {"px": "corpus\n"}, CORPUS, DOC_IDS, QUERIES)
+    frame = runner.run(run_inputs, systems, store, "128k", {}, emit=lambda line: None)
+    assert frame["prompt_id"].to_list() == [
+        "retrieval/nq/nq/default/q1/0",
+        "retrieval/nq/nq/default/q2/0",
+    ]
+    answers = frame["raw_text"].to_list()
+    assert answers[0].startswith("Final Answer: ['3', ")
+    assert answers[1].startswith("Final Answer: ['2', ")
+    assert frame["status"].to_list() == ["ok", "ok"]
+    assert frame["cost_usd"].to_list() == [0.0, 0.0]
+    assert store.count() == 2
+
+
+def test_bm25_indexes_title_and_text(tmp_path, store):
+    from loft_warehouse.inference.providers.bm25 import BM25Provider
+
+    system = load_systems(
+        write_systems(tmp_path / "s.yaml", [{"name": "b", "provider": "bm25", "options": {"top_k": 1}}])
+    )["b"]
+    queries = QUERIES.with_columns(pl.lit("felidae").alias("query_text"))
+    provider = BM25Provider(system, CORPUS, DOC_IDS, queries)
+    assert provider.rank(_prompt("q1")) == ["3"]

@@ -1,0 +1,108 @@
+"""Cost estimates from token counts and prices, actual cost from usage, the max_cost_usd guard."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from loft_warehouse.errors import BadInputError
+from loft_warehouse.inference import cost, runner
+from loft_warehouse.inference.cost import CostLimitError
+from loft_warehouse.inference.systems import Prices, System
+from tests.inference.support import inputs, make_prompts, openai_system, systems_from
+
+PRICES = Prices(input=2.0, cached_input=0.5, output=10.0)
+
+
+def test_actual_cost_splits_cached_and_uncached_input():
+    # 1000 input of which 400 cached, 100 output: (600*2 + 400*0.5 + 100*10) / 1e6
+    assert cost.actual_cost(PRICES, 1000, 400, 100) == pytest.approx(2400 / 1e6)
+    assert cost.actual_cost(Prices(input=2.0), 1000, 0, 100) is None
+    assert cost.actual_cost(Prices(input=2.0), 1000, 0, 0) == pytest.approx(2000 / 1e6)
+    assert cost.actual_cost(PRICES, None, None, None) is None
+
+
+def test_system_prices_override_the_seed_field_by_field():
+    seed = {"m": Prices(1.0, 0.25, 4.0), "n": Prices(3.0, None, 6.0)}
+    assert cost.resolve_prices(System("a", "openai", "m", prices=Prices(output=9.0)), seed) == Prices(
+        1.0, 0.25, 9.0
+    )
+    # No cached discount known: cached input costs the input price.
+    assert cost.resolve_prices(System("b", "openai", "n"), seed) == Prices(3.0, 3.0, 6.0)
+    assert cost.resolve_prices(System("c", "bm25", "bm25s"), seed) == Prices(0.0, 0.0, 0.0)
+    assert cost.resolve_prices(System("d", "gemini", "unknown"), seed) == Prices()
+
+
+def test_estimate_per_dataset_with_and_without_caching():
+    prompts = pl.DataFrame(
+        {
+            "task": ["retrieval"] * 3,
+            "dataset": ["nq"] * 3,
+            "variant": ["default"] * 3,
+            "prefix_id": ["p1", "p1", "p1"],
+            "n_tokens_prefix": [1000, 1000, 1000],
+            "n_tokens_total": [1010, 1020, 1030],
+        }
+    )
+    system = System("s", "openai", "m", prices=PRICES, expected_output_tokens=50)
+    table = cost.estimate(prompts, [system], {}, "128k")
+    row = table.row(0, named=True)
+    assert (row["n_requests"], row["n_prefixes"], row["input_tokens"]) == (3, 1, 3060)
+    assert (row["cacheable_tokens"], row["output_tokens"]) == (2000, 150)
+    # no cache: 3060*2 + 150*10 = 7620; cached: 1060*2 + 2000*0.5 + 1500 = 4620 (per 1e6)
+    assert row["cost_usd_no_cache"] == pytest.approx(7620 / 1e6)
+    assert row["cost_usd_with_cache"] == pytest.approx(4620 / 1e6)
+    text = cost.format_estimate(table)
+    assert "retrieval/nq" in text and "total s" in text
+
+
+def test_seed_prices_load_and_bad_rows_name_the_line(tmp_path):
+    prices = cost.load_prices()
+    assert prices["gemini-1.5-pro-001"] == Prices(3.5, 0.875, 10.5)
+    assert prices["gpt-4o-2024-05-13"].cached_input is None
+    bad = tmp_path / "prices.csv"
+    bad.write_text(
+        "model,input_usd_per_mtok,cached_input_usd_per_mtok,output_usd_per_mtok\n"
+        "a,1,1,1\nb,x,1,1\n"
+    )
+    with pytest.raises(BadInputError, match=r"prices.csv:3: input_usd_per_mtok 'x'"):
+        cost.load_prices(bad)
+
+
+def test_paper_cost_is_reproduced_from_the_seed():
+    # LOFT 128k test: ~448M input tokens cost $1,568 on Gemini 1.5 Pro at $3.50/M.
+    assert 448e6 * cost.load_prices()["gemini-1.5-pro-001"].input / 1e6 == pytest.approx(1568)
+
+
+def test_run_above_max_cost_is_refused_before_any_call(tmp_path, api_env, store):
+    systems = systems_from(tmp_path, [openai_system(prices={"input": 1000.0, "output": 0.0})])
+    # 5 prompts x 110 tokens x $1000/M = $0.55
+    with pytest.raises(CostLimitError, match=r"estimated \$0.55 exceeds max_cost_usd=\$0.50"):
+        runner.run(inputs(), systems, store, "128k", {}, max_cost_usd=0.5, emit=lambda line: None)
+    assert api_env.state.requests == []
+    frame = runner.run(inputs(), systems, store, "128k", {}, max_cost_usd=0.6, emit=lambda line: None)
+    assert frame.height == 5
+
+
+def test_stored_responses_do_not_count_against_the_limit(tmp_path, api_env, store):
+    systems = systems_from(tmp_path, [openai_system(prices={"input": 1000.0, "output": 0.0})])
+    runner.run(inputs(make_prompts(3, 0)), systems, store, "128k", {}, emit=lambda line: None)
+    # 2 new prompts x 110 tokens = $0.22 <= 0.25 although all 5 would cost $0.55.
+    frame = runner.run(inputs(), systems, store, "128k", {}, max_cost_usd=0.25, emit=lambda line: None)
+    assert frame.height == 5
+
+
+def test_actual_cost_is_stored_per_response(tmp_path, api_env, store):
+    systems = systems_from(tmp_path, [openai_system(prices={"input": 2.0, "cached_input": 0.5, "output": 10.0})])
+    frame = runner.run(inputs(make_prompts(1, 0)), systems, store, "128k", {}, emit=lambda line: None)
+    row = frame.row(0, named=True)
+    expected = (row["input_tokens"] * 2.0 + row["output_tokens"] * 10.0) / 1e6
+    assert row["cost_usd"] == pytest.approx(expected)
+
+
+def test_limit_parsing():
+    assert cost.parse_limit("") is None
+    assert cost.parse_limit(None) is None
+    assert cost.parse_limit("12.5") == 12.5
+    with pytest.raises(Exception, match="must be a number"):
+        cost.parse_limit("lots")
