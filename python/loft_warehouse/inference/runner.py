@@ -40,17 +40,11 @@ from loft_warehouse.inference.providers.base import (
 from loft_warehouse.inference.store import ResponseStore, StoredResponse, now_utc
 from loft_warehouse.inference.systems import API_PROVIDERS, Prices, System, scope
 from loft_warehouse.prompts.multiturn import fill_model_answers, placeholder, placeholder_turns
+from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
 
 RESPONSE_SCHEMA = {
     "system": pl.String,
-    "prompt_id": pl.String,
-    "task": pl.String,
-    "dataset": pl.String,
-    "corpus_id": pl.String,
-    "variant": pl.String,
-    "split": pl.String,
-    "qid": pl.String,
-    "turn": pl.Int64,
+    **PROMPT_KEY_SCHEMA,
     "request_key": pl.String,
     "status": pl.String,
     "raw_text": pl.String,

@@ -40,7 +40,8 @@ PREFIX_SCHEMA = {
     "n_tokens": pl.Int64,
     "n_chars": pl.Int64,
 }
-PROMPT_SCHEMA = {
+# The key of a prompt row; responses, imports and predictions carry it too.
+PROMPT_KEY_SCHEMA = {
     "prompt_id": pl.String,
     "task": pl.String,
     "dataset": pl.String,
@@ -49,6 +50,9 @@ PROMPT_SCHEMA = {
     "split": pl.String,
     "qid": pl.String,
     "turn": pl.Int64,
+}
+PROMPT_SCHEMA = {
+    **PROMPT_KEY_SCHEMA,
     "n_turns": pl.Int64,
     "prefix_id": pl.String,
     "head": pl.String,

@@ -27,7 +27,7 @@ from typing import Any
 import polars as pl
 
 from loft_warehouse.errors import BadInputError, ConfigurationError
-from loft_warehouse.prompts.store import prompt_id
+from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA, prompt_id
 from loft_warehouse.readers import read_jsonl, require
 from loft_warehouse.scoring.parse import answer_texts, to_json_value
 from loft_warehouse.settings import PROJECT_ROOT, SIZES
@@ -54,22 +54,10 @@ LANDED_SCHEMA = {
 }
 IMPORTED_SCHEMA = {
     "system": pl.String,
-    "prompt_id": pl.String,
-    "task": pl.String,
-    "dataset": pl.String,
-    "corpus_id": pl.String,
-    "variant": pl.String,
-    "split": pl.String,
-    "qid": pl.String,
-    "turn": pl.Int64,
+    **PROMPT_KEY_SCHEMA,
     "n_turns": pl.Int64,
     "status": pl.String,
-    "raw_text": pl.String,
-    "given_answers": pl.List(pl.String),
-    "given_answers_json": pl.String,
-    "id_space": pl.String,
-    "import_file": pl.String,
-    "import_line": pl.Int64,
+    **{k: v for k, v in LANDED_SCHEMA.items() if k not in PROMPT_KEY_SCHEMA and k not in ("system", "n_turns")},
 }
 
 
