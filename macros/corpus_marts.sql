@@ -70,6 +70,7 @@ final as (
         in_size.gold_pids::varchar[] as gold_pids,
         in_size.db_id::varchar as db_id,
         in_size.gold_sql::varchar as gold_sql,
+        sql_gold.has_order_by::boolean as gold_is_ordered,
         in_size.query_rank::bigint as query_rank
     from in_size
     left join sql_gold

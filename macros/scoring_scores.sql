@@ -355,7 +355,7 @@ from normalized
 
 {#
   SQL execution accuracy, scored by the SQL track's exec_acc_loft / exec_acc_strict (called
-  through loft_exec_acc_*). strict is order-sensitive when the gold SQL has ORDER BY. A query
+  through loft_exec_acc_*). strict is order-sensitive when the gold SQL has a top-level ORDER BY (queries.gold_is_ordered). A query
   without gold rows stops the build (LOFT keeps only queries whose gold result is non-empty).
   exec_acc_conversation (grain 'conversation', on the last turn's row): 1 iff every turn of the
   conversation scores 1, as the paper describes SParC; upstream averages turns instead.
@@ -370,7 +370,7 @@ base as (
             when coalesce(json_array_length(q.gold), 0) > 0 then q.gold
             else error('SQL query ' || q.dataset || '/' || q.qid || ' turn ' || q.turn || ' has no gold rows')
         end as gold,
-        regexp_matches(coalesce(q.gold_sql, ''), '(?i)\border\s+by\b') as gold_is_ordered,
+        coalesce(q.gold_is_ordered, false) as gold_is_ordered,
         p.answer_loft_json,
         p.answer_strict_json,
         p.is_answered and len(p.answer_loft) = 0 as empty_loft,

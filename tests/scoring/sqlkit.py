@@ -80,6 +80,7 @@ SHAPES: dict[str, dict[str, str]] = {
         "gold_pids": "varchar[]",
         "db_id": "varchar",
         "gold_sql": "varchar",
+        "gold_is_ordered": "boolean",
         "query_rank": "bigint",
     },
     "corpus": {
@@ -212,6 +213,7 @@ class Scenario:
                 gold=json.dumps(gold),
                 gold_pids=gold_pids,
                 gold_sql=gold_sql,
+                gold_is_ordered=bool(gold_sql) and " ORDER BY " in gold_sql.upper(),
             ),
         )
         self._add(
