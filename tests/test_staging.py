@@ -157,10 +157,10 @@ def test_raw_icl_documents_and_queries(root, tokenizer):
     queries = staged.queries.filter(pl.col("dataset") == "bbh_tiny")
     assert docs["pid"].to_list() == [f"tiny-{i}" for i in range(6)]
     assert docs["answer"].to_list() == docs["label"].to_list() == ["Yes", "No"] * 3
-    # "Is the sky blue?\nOutput: Yes": ▁Is ▁the ▁sky ▁blue ? <0x0A> Output : ▁Yes.
-    assert docs["n_tokens"][0] == 9
-    # "Is fire cold?\nOutput: No": ▁Is ▁fire ▁cold ? <0x0A> Output : ▁No.
-    assert docs["n_tokens"][1] == 8
+    # "Is the sky blue?\nOutput: ['Yes']": ▁Is ▁the ▁sky ▁blue ? <0x0A> Output : ▁[' Yes '].
+    assert docs["n_tokens"][0] == 11
+    # "Is fire cold?\nOutput: ['No']": ▁Is ▁fire ▁cold ? <0x0A> Output : ▁[' No '].
+    assert docs["n_tokens"][1] == 10
     assert sorted(docs["pool_rank"].to_list()) == list(range(6))
     assert sorted(queries["query_rank"].to_list()) == list(range(6))
     assert queries["relevant_pids"].to_list() == [[f"tiny-{i}"] for i in range(6)]
@@ -212,7 +212,7 @@ def test_sized_text_is_what_the_corpus_line_shows():
         staging.sized_text("rag", Document(pid="p", text="body", source_file="f", source_row=1))
         == "body"
     )
-    assert staging.sized_text("icl", doc) == "body\nOutput: A"
+    assert staging.sized_text("icl", doc) == "body\nOutput: ['A']"
     assert staging.sized_text("sql", doc) == "Table: T\nbody"
 
 

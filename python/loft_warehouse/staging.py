@@ -93,7 +93,7 @@ def sized_text(task: str, document: Document) -> str:
     corpora confirm it: ArguAna 128k holds 113,948 content tokens against a 115,200 budget. The
     prompt's formatting (IDs, field names) comes on top and is counted in the prompt tables."""
     if task == "icl":
-        return f"{document.text}\nOutput: {document.answer or ''}"
+        return f"{document.text}\nOutput: {(document.answer or '').split(' ')!r}"
     if task == "sql":
         return f"Table: {document.title}\n{document.text}"
     return f"{document.title} | {document.text}" if document.title else document.text

@@ -145,14 +145,14 @@ def test_icl_examples_then_output(by_dataset):
     rendered = render(by_dataset["bbh_web"], VARIANTS["default"], seed=1)
     assert rendered.prefix == lines(
         [
-            'Each example below is an input followed by its answer after "Output:". Answer the '
-            'last input the same way, writing only the answer after "Output:".',
+            "Answer each input below in the same format as the examples: your final answer must "
+            "always be written as `Output: ['your_answer']`.",
             "Question: Does Ann tell the truth?",
-            "Output: Yes",
+            "Output: ['Yes']",
             "Question: Does Bob tell the truth?",
-            "Output: No",
+            "Output: ['No']",
             "Question: Does Cid tell the truth?",
-            "Output: No",
+            "Output: ['No']",
         ]
     )
     [row] = rendered.rows

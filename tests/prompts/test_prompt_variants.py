@@ -299,7 +299,7 @@ def test_icl_context_variants_keep_examples_of_that_context(by_dataset, variant,
     answers = {"Ann": "Yes", "Bob": "No", "Cid": "No"}
     assert prefix == lines(
         [instructions.ICL_INSTRUCTION],
-        [x for name in examples for x in (f"Question: Does {name} tell the truth?", f"Output: {answers[name]}")],
+        [x for name in examples for x in (f"Question: Does {name} tell the truth?", f"Output: ['{answers[name]}']")],
     )
     assert (head, suffix) == ("", "Question: Does Dee tell the truth?\nOutput:")
 

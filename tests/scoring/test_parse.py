@@ -92,9 +92,14 @@ def test_parse_loft_reports_the_line_used() -> None:
         ("Final Answer: [[1, 2], [3", "sql", [], UNPARSABLE),
         ("Final Answer:", "rag", [], UNPARSABLE),
         ("['a']", "rag", [], NO_MARKER),
-        # ICL anchors on Output:, not Final Answer:.
-        ("Final Answer: ['x']\nOutput: (B)", "icl", ["(B)"], REPAIRED),
+        # ICL: the prompt ends with "Output:", so the first line is the answer (a repeated
+        # leading Output: is skipped); examples the model goes on to invent are not.
         ("Output: ['(A)']", "icl", ["(A)"], OK),
+        ("Output: (B)\nQuestion: Does Ann lie?\nOutput: ['No']", "icl", ["(B)"], REPAIRED),
+        (" ['Yes']\nQuestion: Does Ann lie?\nOutput: ['No']", "icl", ["Yes"], OK),
+        (" Yes\nQuestion: Does Ann lie?", "icl", ["Yes"], REPAIRED),
+        ("\n\n['(C)']", "icl", ["(C)"], OK),
+        ("Final Answer: ['x']\nOutput: (B)", "icl", ["x"], OK),
         ("Output: ['(A)']", "rag", [], NO_MARKER),
         (None, "rag", [], NO_TEXT),
     ],

@@ -90,8 +90,8 @@ GENERIC_INSTRUCTION = (
 )
 
 ICL_INSTRUCTION = (
-    'Each example below is an input followed by its answer after "Output:". Answer the last '
-    'input the same way, writing only the answer after "Output:".'
+    "Answer each input below in the same format as the examples: your final answer must always "
+    "be written as `Output: ['your_answer']`."
 )
 
 # Retrieval datasets whose queries need several documents (paper App. A: MRecall@k).

@@ -235,8 +235,9 @@ def render_documents(collection: Collection, variant: Variant, seed: int) -> Ren
 
 
 def icl_example(doc: Doc) -> str:
-    """A many-shot example: its input, then `Output: {target}`."""
-    return f"{doc.text}\nOutput: {doc.answer or ''}\n"
+    """A many-shot example: its input, then `Output:` and the target's words as a Python list
+    (`Output: ['(A)']`), the form upstream shows and its parser reads back."""
+    return f"{doc.text}\nOutput: {(doc.answer or '').split(' ')!r}\n"
 
 
 def render_icl(collection: Collection, variant: Variant) -> Rendered:

@@ -6,7 +6,8 @@ numbers depend on it: markdown `*` and backticks are deleted, the **first** line
 its last `]` is read as a Python literal after escaping apostrophes between letters or digits
 (`devil's` -> `devil\\'s`), and any failure gives an empty answer.
 
-`parse_strict` anchors on the **last** `Final Answer:` (ICL: `Output:`) in the generation,
+`parse_strict` anchors on the **last** `Final Answer:` in the generation (ICL: the first line,
+which continues the prompt's trailing `Output:`; a repeated leading `Output:` is skipped),
 ignoring anything after the model starts a new `======` example block; it reads the bracketed
 list that follows (across lines if need be) and repairs unquoted lists such as
 `[Paris, Berlin]` or a bare `Final Answer: Paris`, flagging the repair in the status.
@@ -172,10 +173,18 @@ def parse_strict_result(text: str | None, task: str | None = None) -> Parsed:
     cut = next((m.start() for m in _NEW_EXAMPLE.finditer(cleaned) if m.start() > 0), None)
     if cut is not None:
         cleaned = cleaned[:cut]
-    markers = list(_MARKERS["icl" if task == "icl" else "default"].finditer(cleaned))
-    if not markers:
-        return Parsed([], NO_MARKER)
-    rest = cleaned[markers[-1].end() :]
+    if task == "icl":
+        # The ICL prompt ends with "Output:": the generation continues that line, so its first
+        # line is the answer (after an `Output:` the model may repeat); later lines are
+        # examples the model goes on to invent.
+        rest = cleaned.lstrip()
+        leading = _MARKERS["icl"].match(rest)
+        rest = rest[leading.end() :] if leading else rest
+    else:
+        markers = list(_MARKERS["default"].finditer(cleaned))
+        if not markers:
+            return Parsed([], NO_MARKER)
+        rest = cleaned[markers[-1].end() :]
     line = rest.partition("\n")[0]
     if not line.strip():
         # "Final Answer:" alone on its line: the answer is on the next non-blank line.
