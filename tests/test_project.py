@@ -25,3 +25,13 @@ def test_each_size_selection_matches_its_folder(tmp_path: Path) -> None:
         names = [line.rsplit(".", 1)[-1] for line in result.stdout.splitlines() if line.startswith("loft.")]
         assert f"loft_{label}__corpus" in names and f"loft_{label}__queries" in names
         assert all(name.startswith(f"loft_{label}__") for name in names)
+
+
+def test_cli_reports_bad_settings_in_one_line(capsys, monkeypatch, tmp_path: Path) -> None:
+    from loft_warehouse.cli import main
+
+    monkeypatch.setenv("LOFT_DUCKDB_PATH", str(tmp_path / "missing.duckdb"))
+    assert main(["import-sql-predictions", str(tmp_path / "p.jsonl"), "--system", "x", "--size", "128k",
+                 "--dataset", "spider"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("loft import-sql-predictions: ") and "missing.duckdb" in err and "\n" not in err

@@ -6,12 +6,15 @@ import argparse
 import importlib
 import sys
 
+from loft_warehouse.errors import BadInputError, ConfigurationError
+
 # Each module exposes register(subparsers) adding its subcommands with set_defaults(func=...).
 COMMAND_MODULES: list[str] = [
     "loft_warehouse.size_models",
     "loft_warehouse.quality",
     "loft_warehouse.prompts.export",
     "loft_warehouse.scoring.importer",
+    "loft_warehouse.sql.import_sql",
     "loft_warehouse.inference.cli",
 ]
 
@@ -26,9 +29,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `loft` console script."""
+    """Entry point of the `loft` console script; bad input and settings end with one clear line."""
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except (BadInputError, ConfigurationError) as exc:
+        print(f"loft {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

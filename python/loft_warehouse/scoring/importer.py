@@ -123,6 +123,30 @@ def read_prediction_file(path: Path, *, system: str, task: str, dataset: str, sp
     return pl.DataFrame(rows, schema=LANDED_SCHEMA)
 
 
+def check_landing(*, system: str, size: str, task: str, dataset: str, split: str, variant: str) -> None:
+    """Refuse an unknown size, task or split, and names that are unsafe in a file name."""
+    if size not in SIZES:
+        raise ConfigurationError(f"unknown size {size!r}; expected one of {list(SIZES)}")
+    if task not in TASKS:
+        raise ConfigurationError(f"unknown task {task!r}; expected one of {TASKS}")
+    if split not in SPLITS:
+        raise ConfigurationError(f"unknown split {split!r}; expected one of {SPLITS}")
+    for kind, value in (("system", system), ("dataset", dataset), ("variant", variant)):
+        _check_name(kind, value)
+
+
+def write_landed(frame: pl.DataFrame, size: str, directory: Path | None = None) -> Path:
+    """Write validated rows (LANDED_SCHEMA, one system/task/dataset/split/variant) where the
+    size's int_imported_predictions reads them; re-importing the same key replaces the file."""
+    first = frame.row(0, named=True)
+    folder = (directory or imports_dir()) / size
+    folder.mkdir(parents=True, exist_ok=True)
+    key = "__".join(first[name] for name in ("system", "task", "dataset", "split", "variant"))
+    target = folder / f"{key}.parquet"
+    frame.select([pl.col(name).cast(kind) for name, kind in LANDED_SCHEMA.items()]).write_parquet(target)
+    return target
+
+
 def land(
     path: Path,
     *,
@@ -135,22 +159,11 @@ def land(
     directory: Path | None = None,
 ) -> Path:
     """Validate a prediction file and land it as parquet (re-importing replaces it)."""
-    if size not in SIZES:
-        raise ConfigurationError(f"unknown size {size!r}; expected one of {list(SIZES)}")
-    if task not in TASKS:
-        raise ConfigurationError(f"unknown task {task!r}; expected one of {TASKS}")
-    if split not in SPLITS:
-        raise ConfigurationError(f"unknown split {split!r}; expected one of {SPLITS}")
-    for kind, value in (("system", system), ("dataset", dataset), ("variant", variant)):
-        _check_name(kind, value)
+    check_landing(system=system, size=size, task=task, dataset=dataset, split=split, variant=variant)
     frame = read_prediction_file(
         path.resolve(), system=system, task=task, dataset=dataset, split=split, variant=variant
     )
-    folder = (directory or imports_dir()) / size
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{system}__{task}__{dataset}__{split}__{variant}.parquet"
-    frame.write_parquet(target)
-    return target
+    return write_landed(frame, size, directory)
 
 
 def imported_frame(directory: Path, size: str, queries: pl.DataFrame) -> pl.DataFrame:
@@ -213,6 +226,42 @@ def frame_for_model(dbt: Any, queries: Any) -> pl.DataFrame:
     return imported_frame(imports_dir(), size, queries.pl())
 
 
+def finish_landing(target: Path, source: str, size: str, build: bool) -> int:
+    """Report a landed file, then build the size's scoring models (--build) or say how to."""
+    print(f"landed {source} as {target}")
+    if not build:
+        print(f"score it with: dbt build --select loft_{size}__int_imported_predictions+")
+        return 0
+    from dbt.cli.main import dbtRunner
+
+    result = dbtRunner().invoke(
+        [
+            "build",
+            "--select",
+            f"loft_{size}__int_imported_predictions+",
+            "--project-dir",
+            str(PROJECT_ROOT),
+            "--profiles-dir",
+            str(PROJECT_ROOT),
+        ]
+    )
+    return 0 if result.success else 1
+
+
+def add_landing_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every import command shares: who, which size and split, where, and --build."""
+    parser.add_argument("--system", required=True, help="name the predictions are reported under")
+    parser.add_argument("--size", required=True, choices=list(SIZES))
+    parser.add_argument("--split", default="test", choices=SPLITS)
+    parser.add_argument("--variant", default="default", help="prompt variant the predictions answer")
+    parser.add_argument("--imports-dir", default=None, help="default: $LOFT_IMPORTS_DIR or .imports/")
+    parser.add_argument(
+        "--build",
+        action="store_true",
+        help="then run dbt build for the size's scoring models (uses $LOFT_DUCKDB_PATH)",
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
     target = land(
         Path(args.file),
@@ -224,24 +273,7 @@ def _run(args: argparse.Namespace) -> int:
         variant=args.variant,
         directory=imports_dir(args.imports_dir),
     )
-    print(f"landed {args.file} as {target}")
-    if not args.build:
-        print(f"score it with: dbt build --select loft_{args.size}__int_imported_predictions+")
-        return 0
-    from dbt.cli.main import dbtRunner
-
-    result = dbtRunner().invoke(
-        [
-            "build",
-            "--select",
-            f"loft_{args.size}__int_imported_predictions+",
-            "--project-dir",
-            str(PROJECT_ROOT),
-            "--profiles-dir",
-            str(PROJECT_ROOT),
-        ]
-    )
-    return 0 if result.success else 1
+    return finish_landing(target, args.file, args.size, args.build)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -253,16 +285,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="JSON lines: {qid, num_turns, model_outputs: [...per turn...]}")
-    parser.add_argument("--system", required=True, help="name the predictions are reported under")
-    parser.add_argument("--size", required=True, choices=list(SIZES))
     parser.add_argument("--task", required=True, choices=TASKS)
     parser.add_argument("--dataset", required=True, help="warehouse dataset name, e.g. arguana")
-    parser.add_argument("--split", default="test", choices=SPLITS)
-    parser.add_argument("--variant", default="default", help="prompt variant the predictions answer")
-    parser.add_argument("--imports-dir", default=None, help="default: $LOFT_IMPORTS_DIR or .imports/")
-    parser.add_argument(
-        "--build",
-        action="store_true",
-        help="then run dbt build for the size's scoring models (uses $LOFT_DUCKDB_PATH)",
-    )
+    add_landing_arguments(parser)
     parser.set_defaults(func=_run)

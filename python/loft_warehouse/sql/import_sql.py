@@ -1,0 +1,203 @@
+"""Import SQL written by a model (the specialized text-to-SQL baseline) and score what it returns.
+
+A file is JSON lines `{"qid", "num_turns", "sql": [one SQL string per turn]}` (`model_outputs`
+may stand for `sql`; a null turn means the model wrote no SQL). Every turn runs in the sandbox
+(`sandbox.Sandbox`: static check, read-only locked DuckDB, time limit) on the query's own
+database, the db_id of the size's `queries` table. Its result rows become the turn's answer,
+landed like `loft import-predictions` would land upstream answer rows, so predictions, scores
+(exec_acc_loft / exec_acc_strict; SParC per turn and per conversation), metrics and leaderboard
+treat it exactly as any import (source = 'import').
+
+A turn whose SQL is refused or fails (unparseable, DDL/DML, COPY, ATTACH, file functions, time
+limit, too many rows) is answered with no rows, so it scores 0, and its error stays visible:
+`raw_text` in predictions is the SQL followed by a line `-- sandbox <status>: <detail>` (status
+ok | empty | rejected | error). A malformed line, an unknown qid or a wrong turn count stops the
+import before any SQL runs, naming the file and line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from loft_warehouse.errors import BadInputError, ConfigurationError
+from loft_warehouse.prompts.export import default_database
+from loft_warehouse.readers import read_jsonl
+from loft_warehouse.scoring.importer import (
+    LANDED_SCHEMA,
+    add_landing_arguments,
+    check_landing,
+    finish_landing,
+    imports_dir,
+    write_landed,
+)
+from loft_warehouse.scoring.parse import answer_texts
+from loft_warehouse.settings import data_dir
+from loft_warehouse.sql.sandbox import TIMEOUT_S, Sandbox, SandboxResult
+
+DATASETS = ("spider", "sparc")
+QUERY_COLUMNS = ("task", "dataset", "split", "qid", "n_turns", "db_id")
+
+
+@dataclass(frozen=True)
+class SqlPrediction:
+    """One file line: a query's SQL per turn and the database it runs on."""
+
+    qid: str
+    line: int
+    db_id: str
+    sql: list[str | None]
+
+
+def warehouse_queries(database: Path, size: str, dataset: str, split: str) -> pl.DataFrame:
+    """The split's SQL queries of one size (QUERY_COLUMNS), read from a briefly opened read-only file."""
+    if not database.is_file():
+        raise ConfigurationError(f"warehouse file {database} not found (set LOFT_DUCKDB_PATH)")
+    sql = f"select {', '.join(QUERY_COLUMNS)} from loft_{size}.queries where task = 'sql' and dataset = ? and split = ?"
+    try:
+        with duckdb.connect(str(database), read_only=True) as con:
+            frame = con.execute(sql, [dataset, split]).pl()
+    except duckdb.Error as exc:
+        raise ConfigurationError(
+            f"cannot read loft_{size}.queries from {database} ({str(exc).splitlines()[0]}); "
+            f"build it first: dbt build --select +loft_{size}__queries"
+        ) from exc
+    if frame.is_empty():
+        raise ConfigurationError(f"{database} has no {split} queries of sql/{dataset} at {size}")
+    return frame
+
+
+def _turns(record: dict, path: Path, line: int) -> tuple[int, list[str | None]]:
+    """num_turns and the SQL per turn of a line, checked for shape."""
+    fields = [name for name in ("sql", "model_outputs") if name in record]
+    if "qid" not in record or "num_turns" not in record or len(fields) != 1:
+        raise BadInputError(path, line, "expected fields qid, num_turns and one of sql / model_outputs")
+    n_turns, turns = record["num_turns"], record[fields[0]]
+    if not isinstance(n_turns, int) or isinstance(n_turns, bool) or n_turns < 1:
+        raise BadInputError(path, line, f"num_turns must be a positive integer, got {n_turns!r}")
+    if not isinstance(turns, list) or len(turns) != n_turns:
+        raise BadInputError(path, line, f"{fields[0]} must be a list of num_turns={n_turns} SQL strings")
+    for turn, sql in enumerate(turns):
+        if sql is not None and not isinstance(sql, str):
+            raise BadInputError(path, line, f"turn {turn} is not an SQL string (answer rows go to import-predictions)")
+    return n_turns, turns
+
+
+def read_sql_prediction_file(path: Path, queries: pl.DataFrame, scope: str) -> list[SqlPrediction]:
+    """Every line of a file, each checked against `queries` (qid, n_turns, db_id of one split)."""
+    known = {qid: (n_turns, db_id) for qid, n_turns, db_id in queries.select("qid", "n_turns", "db_id").unique().rows()}
+    predictions: list[SqlPrediction] = []
+    seen: dict[str, int] = {}
+    for line, record in read_jsonl(path):
+        n_turns, turns = _turns(record, path, line)
+        qid = str(record["qid"])
+        if qid in seen:
+            raise BadInputError(path, line, f"qid {qid!r} already given on line {seen[qid]}")
+        seen[qid] = line
+        if qid not in known:
+            raise BadInputError(path, line, f"qid {qid!r} is not a {scope} query")
+        if n_turns != known[qid][0]:
+            raise BadInputError(path, line, f"qid {qid!r} has {n_turns} turn(s) but the query has {known[qid][0]}")
+        predictions.append(SqlPrediction(qid, line, known[qid][1], turns))
+    if not predictions:
+        raise BadInputError(path, None, "no predictions in file")
+    return predictions
+
+
+def sandbox_note(sql: str | None, result: SandboxResult) -> str:
+    """The SQL as written, then one line saying what the sandbox made of it."""
+    detail = result.error if result.error else f"{len(result.rows)} row(s)"
+    note = f"-- sandbox {result.status}: {detail}"
+    return note if sql is None else f"{sql.rstrip()}\n{note}"
+
+
+def land_sql(
+    path: Path,
+    queries: pl.DataFrame,
+    *,
+    system: str,
+    size: str,
+    dataset: str,
+    split: str = "test",
+    variant: str = "default",
+    root: Path | None = None,
+    directory: Path | None = None,
+    timeout_s: float = TIMEOUT_S,
+) -> tuple[Path, Counter[str]]:
+    """Check a SQL prediction file, run every turn in the sandbox and land the result rows.
+
+    `queries` holds (at least) QUERY_COLUMNS of the size's queries. Returns the landed file and
+    how many turns ended in each sandbox status."""
+    if dataset not in DATASETS:
+        raise ConfigurationError(f"unknown SQL dataset {dataset!r}; expected one of {DATASETS}")
+    check_landing(system=system, size=size, task="sql", dataset=dataset, split=split, variant=variant)
+    path = path.resolve()
+    scope = queries.filter((pl.col("task") == "sql") & (pl.col("dataset") == dataset) & (pl.col("split") == split))
+    predictions = read_sql_prediction_file(path, scope, f"{split} query of sql/{dataset} at {size}")
+    rows, statuses = [], Counter()
+    with Sandbox(root or data_dir(), timeout_s=timeout_s) as box:
+        for prediction in predictions:
+            for turn, sql in enumerate(prediction.sql):
+                result = box.run(prediction.db_id, sql) if sql is not None else SandboxResult("error", error="no SQL")
+                statuses[result.status] += 1
+                answer = json.loads(result.rows_json() or "[]")
+                rows.append(
+                    {
+                        "system": system,
+                        "task": "sql",
+                        "dataset": dataset,
+                        "variant": variant,
+                        "split": split,
+                        "qid": prediction.qid,
+                        "turn": turn,
+                        "n_turns": len(prediction.sql),
+                        "raw_text": sandbox_note(sql, result),
+                        "given_answers": answer_texts(answer),
+                        "given_answers_json": json.dumps(answer, ensure_ascii=False),
+                        "id_space": "pid",
+                        "import_file": str(path),
+                        "import_line": prediction.line,
+                    }
+                )
+    return write_landed(pl.DataFrame(rows, schema=LANDED_SCHEMA), size, directory), statuses
+
+
+def _run(args: argparse.Namespace) -> int:
+    queries = warehouse_queries(default_database(), args.size, args.dataset, args.split)
+    target, statuses = land_sql(
+        Path(args.file),
+        queries,
+        system=args.system,
+        size=args.size,
+        dataset=args.dataset,
+        split=args.split,
+        variant=args.variant,
+        root=data_dir(args.data_dir),
+        directory=imports_dir(args.imports_dir),
+        timeout_s=args.timeout_s,
+    )
+    counts = ", ".join(f"{status} {n}" for status, n in sorted(statuses.items()))
+    print(f"ran {sum(statuses.values())} turn(s) in the sandbox: {counts}")
+    return finish_landing(target, args.file, args.size, args.build)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """`loft import-sql-predictions`: run model-written SQL in the sandbox and land its results."""
+    parser = subparsers.add_parser(
+        "import-sql-predictions",
+        help="run SQL written by a model (Spider/SParC) in the sandbox and land its results for scoring",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("file", help="JSON lines: {qid, num_turns, sql: [...one SQL string per turn...]}")
+    parser.add_argument("--dataset", required=True, choices=DATASETS)
+    add_landing_arguments(parser)
+    parser.add_argument("--timeout-s", type=float, default=TIMEOUT_S, help="time limit per query (seconds)")
+    parser.add_argument("--data-dir", default=None, help="data root (default: $LOFT_DATA_DIR or ../shared/data)")
+    parser.set_defaults(func=_run)

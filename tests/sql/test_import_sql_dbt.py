@@ -1,0 +1,81 @@
+"""`loft import-sql-predictions` end to end on real data: loft_128k built for Spider only, SQL for
+five test queries imported through the command, then the scoring models rebuilt with their tests.
+
+The "model" answers three queries with their own gold SQL (so they must score 1 under both rules),
+one with SQL that runs but answers something else, and one with DDL; the other 95 test queries are
+unanswered."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from loft_warehouse.cli import main
+from tests.conftest import query, run_dbt
+
+pytestmark = pytest.mark.slow
+SYSTEM = "t2s-gold"
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> tuple[Path, list[str]]:
+    work = tmp_path_factory.mktemp("import-sql-dbt")
+    database, imports = work / "loft.duckdb", work / "imports"
+    env = {
+        "LOFT_DATASETS": "sql/spider",
+        "LOFT_SYSTEMS": "bm25",
+        "LOFT_IMPORTS_DIR": str(imports),
+        "LOFT_RESPONSE_STORE": str(work / "store.sqlite"),
+    }
+    built = run_dbt(["run", "--select", "+loft_128k__metrics"], database, env)
+    assert built.returncode == 0, built.stdout[-5000:]
+    picked = query(
+        database,
+        "select qid, gold_sql from loft_128k.queries where dataset = 'spider' and split = 'test' "
+        "order by query_rank limit 5",
+    )
+    sql = [gold_sql for _, gold_sql in picked[:3]] + ["SELECT 'no such answer'", "DROP TABLE singer"]
+    lines = [json.dumps({"qid": q, "num_turns": 1, "sql": [text]}) for (q, _), text in zip(picked, sql, strict=True)]
+    preds = work / "preds.jsonl"
+    preds.write_text("\n".join(lines) + "\n")
+    command = f"import-sql-predictions {preds} --system {SYSTEM} --size 128k --dataset spider --imports-dir {imports}"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOFT_DUCKDB_PATH", str(database))
+        assert main(command.split()) == 0
+    scored = run_dbt(["build", "--select", "loft_128k__int_imported_predictions+,+loft_128k__metrics"], database, env)
+    assert scored.returncode == 0, scored.stdout[-5000:]
+    return database, [qid for qid, _ in picked]
+
+
+def test_gold_sql_scores_one_and_wrong_sql_zero(warehouse: tuple[Path, list[str]]) -> None:
+    database, qids = warehouse
+    rows = query(
+        database,
+        "select qid, metric_name, value from loft_128k.scores "
+        f"where system = '{SYSTEM}' and grain = 'turn' and is_answered order by qid, metric_name",
+    )
+    expected = {qid: 1.0 for qid in qids[:3]} | {qid: 0.0 for qid in qids[3:]}
+    assert rows == sorted((q, f"exec_acc_{rule}", v) for q, v in expected.items() for rule in ("loft", "strict"))
+
+
+def test_metrics_of_the_imported_system(warehouse: tuple[Path, list[str]]) -> None:
+    database, _ = warehouse
+    rows = query(
+        database,
+        "select source, metric_name, n, n_unanswered, n_empty_answer, mean from loft_128k.metrics "
+        f"where system = '{SYSTEM}' and split = 'test' and grain = 'turn' order by metric_name",
+    )
+    assert rows == [("import", "exec_acc_loft", 100, 95, 1, 0.03), ("import", "exec_acc_strict", 100, 95, 1, 0.03)]
+
+
+def test_the_rejected_ddl_is_visible_in_predictions(warehouse: tuple[Path, list[str]]) -> None:
+    database, qids = warehouse
+    [(raw_text, answer)] = query(
+        database,
+        "select raw_text, answer_loft_json from loft_128k.predictions "
+        f"where system = '{SYSTEM}' and qid = '{qids[4]}'",
+    )
+    assert raw_text == "DROP TABLE singer\n-- sandbox rejected: only queries may run, not DROP"
+    assert answer == "[]"
