@@ -3,7 +3,8 @@
   Splits: eligible queries in seeded rank order -> first n_few_shot few-shot, next n_dev dev,
   next n_test test (test computed at every size so that the filler draw is the same everywhere).
   Fillers: the pool minus every document relevant to any split query, in seeded draw order
-  (ICL: one example per class first), taken while the running token total fits the budget left
+  (ICL: first the shortest example of each class, so every class fits the smallest context),
+  taken while the running token total fits the budget left
   after the gold documents. Same draw + prefix rule at every size => 32k ⊂ 128k ⊂ 1m.
 #}
 
@@ -245,7 +246,8 @@ filler_pool as (
 class_ranked as (
     select
         *,
-        row_number() over (partition by task, dataset, corpus_id, label order by pool_rank) as rank_in_class
+        -- each class's shortest example leads the draw, so the smallest contexts hold every class
+        row_number() over (partition by task, dataset, corpus_id, label order by n_tokens, pool_rank) as rank_in_class
     from filler_pool
 ),
 
