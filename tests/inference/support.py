@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 import yaml
 
 from loft_warehouse.inference.runner import RunInputs
@@ -100,3 +101,16 @@ def inputs(prompts: pl.DataFrame | None = None, **extra: Any) -> RunInputs:
     return RunInputs(
         prompts=make_prompts() if prompts is None else prompts, prefixes=dict(PREFIXES), **extra
     )
+
+
+def needs_tiktoken_files() -> None:
+    """Skip when the shared tiktoken rank files are not there (no data root)."""
+    from loft_warehouse.errors import ConfigurationError
+    from loft_warehouse.model_tokens import TIKTOKEN_SHA256, rank_file
+
+    try:
+        missing = [name for name in TIKTOKEN_SHA256 if not rank_file(name).is_file()]
+    except ConfigurationError as exc:
+        pytest.skip(f"no shared data: {exc}")
+    if missing:
+        pytest.skip(f"shared tiktoken rank files missing: {missing}")

@@ -6,24 +6,29 @@ import duckdb
 
 from loft_warehouse.cli import main
 from loft_warehouse.inference.store import ResponseStore, StoredResponse
+from tests.inference.support import needs_tiktoken_files
 
 
 def test_estimate_cost_prints_the_table_from_the_warehouse(tmp_path, capsys):
+    needs_tiktoken_files()
     database = tmp_path / "loft.duckdb"
     with duckdb.connect(str(database)) as con:
         con.sql("create schema loft_128k")
         con.sql(
             "create table loft_128k.prompts as select * from (values "
-            "('retrieval', 'nq', 'default', 'p1', 100000, 100100), "
-            "('retrieval', 'nq', 'default', 'p1', 100000, 100200)) "
-            "as t(task, dataset, variant, prefix_id, n_tokens_prefix, n_tokens_total)"
+            "('q1', 'retrieval', 'nq', 'default', 0, 'p1', '', 'q1\n', 100000, 100100), "
+            "('q2', 'retrieval', 'nq', 'default', 0, 'p1', '', 'q2\n', 100000, 100200), "
+            "('q3', 'retrieval', 'nq', 'default', 0, 'p1', '', 'q3\n', 100000, 130000)) "
+            "as t(prompt_id, task, dataset, variant, turn, prefix_id, head, suffix, n_tokens_prefix, n_tokens_total)"
         )
+        con.sql("create table loft_128k.prompt_prefixes as select 'p1' as prefix_id, 'Short.\n' as text")
     assert main(["estimate-cost", "--size", "128k", "--database", str(database), "--systems", "gpt-4o",
                  "--csv", str(tmp_path / "e.csv")]) == 0  # fmt: skip
     out = capsys.readouterr().out
-    # no cache: 200,300 input tokens at $2.50/M + 2 x 64 output at $10/M = 0.50075 + 0.00128;
-    # cached: 100,300 at $2.50 + 100,000 at $1.25 + output = 0.25075 + 0.125 + 0.00128
-    assert out.splitlines()[2].split() == ["gpt-4o", "128k", "retrieval/nq", "2", "0.200", "0.50", "0.38"]
+    # q3 is over gpt-4o's 127,744 prompt tokens in SentencePiece but a few in o200k_base: it counts.
+    # no cache: 330,300 input tokens at $2.50/M + 3 x 64 output at $10/M = 0.82575 + 0.00192;
+    # cached: 130,300 at $2.50 + 200,000 at $1.25 + output = 0.32575 + 0.25 + 0.00192
+    assert out.splitlines()[2].split() == ["gpt-4o", "128k", "retrieval/nq", "3", "0.330", "0.83", "0.58"]
     assert (tmp_path / "e.csv").read_text().startswith("system,model,size")
 
 

@@ -9,7 +9,15 @@ from loft_warehouse.errors import BadInputError
 from loft_warehouse.inference import cost, runner
 from loft_warehouse.inference.cost import CostLimitError
 from loft_warehouse.inference.systems import Prices, System
-from tests.inference.support import inputs, make_prompts, openai_system, systems_from
+from tests.inference.support import (
+    PREFIX_A,
+    inputs,
+    make_prompts,
+    needs_tiktoken_files,
+    openai_system,
+    prompt_row,
+    systems_from,
+)
 
 PRICES = Prices(input=2.0, cached_input=0.5, output=10.0)
 
@@ -54,6 +62,25 @@ def test_estimate_per_dataset_with_and_without_caching():
     assert row["cost_usd_with_cache"] == pytest.approx(4620 / 1e6)
     text = cost.format_estimate(table)
     assert "retrieval/nq" in text and "total s" in text
+
+
+def test_estimate_counts_prompts_over_the_window_in_the_systems_tokenizer():
+    needs_tiktoken_files()
+    suffix = "====== Now let's start! ======\nquery a0\n"
+    # qa0: 84 o200k tokens as sent (see test_window); qa1 one more. Both are over the
+    # 84-token limit in SentencePiece (1000), so only the tokenizer can keep qa0.
+    prompts = pl.DataFrame(
+        [
+            prompt_row("pa", "qa0", suffix, n_tokens_total=1000),
+            prompt_row("pa", "qa1", suffix + "x\n", n_tokens_total=1000),
+        ]
+    ).with_columns(pl.lit("").alias("head"))
+    system = System("s", "openai", "m", context_window=116, generation={"max_output_tokens": 32},
+                    tokenizer="tiktoken:o200k_base", prices=PRICES)  # fmt: skip
+    with_texts = cost.estimate(prompts, [system], {}, "128k", {"pa": PREFIX_A})
+    # The estimate still charges the SentencePiece count of what is sent.
+    assert with_texts.select("n_requests", "input_tokens").row(0) == (1, 1000)
+    assert cost.estimate(prompts, [system], {}, "128k").height == 0
 
 
 def test_seed_prices_load_and_bad_rows_name_the_line(tmp_path):

@@ -18,4 +18,5 @@ def model(dbt, session):
         queries=dbt.ref("loft_1m__queries"),
         prices=dbt.source("reference", "model_prices"),
         estimates=dbt.ref("loft_1m__cost_estimates"),
+        data_dir=(dbt.config.get("loft") or {}).get("data_dir"),
     )

@@ -10,4 +10,6 @@ def model(dbt, session):
         dbt.config.get("systems_file"),
         prompts=dbt.ref("loft_32k__prompts"),
         prices=dbt.source("reference", "model_prices"),
+        prefixes=dbt.ref("loft_32k__prompt_prefixes"),
+        data_dir=(dbt.config.get("loft") or {}).get("data_dir"),
     )

@@ -16,9 +16,8 @@ import polars as pl
 from loft_warehouse.inference import cost
 from loft_warehouse.inference.store import ResponseStore, store_path
 from loft_warehouse.inference.systems import load_systems, parse_selection, select, systems_file
+from loft_warehouse.inference.warehouse import ESTIMATE_COLUMNS
 from loft_warehouse.settings import PROJECT_ROOT
-
-ESTIMATE_COLUMNS = "task, dataset, variant, prefix_id, n_tokens_prefix, n_tokens_total"
 
 
 def warehouse_path(configured: str | None) -> Path:
@@ -32,8 +31,9 @@ def _estimate(args: argparse.Namespace) -> int:
     systems = select(load_systems(systems_file(args.systems_file)), parse_selection(args.systems))
     database = warehouse_path(args.database)
     with duckdb.connect(str(database), read_only=True) as con:
-        prompts = con.sql(f"SELECT {ESTIMATE_COLUMNS} FROM loft_{args.size}.prompts").pl()
-    table = cost.estimate(prompts, systems, cost.load_prices(), args.size)
+        prompts = con.sql(f"SELECT {', '.join(ESTIMATE_COLUMNS)} FROM loft_{args.size}.prompts").pl()
+        prefixes = dict(con.sql(f"SELECT prefix_id, text FROM loft_{args.size}.prompt_prefixes").fetchall())
+    table = cost.estimate(prompts, systems, cost.load_prices(), args.size, prefixes)
     print(cost.format_estimate(table))
     if args.csv:
         table.write_csv(args.csv)

@@ -3,14 +3,17 @@
 Prices are USD per million tokens. A system's own `prices` in systems.yaml win field by field
 over the seed table seeds/model_prices.csv (matched by model name). The estimate counts prompt
 tokens with the warehouse's SentencePiece counts (a provider's tokenizer differs by some
-percent) and `expected_output_tokens` per request; "with caching" charges each distinct prefix
-once at the input price and every other use of it at the cached-input price (cache storage
-fees are not included).
+percent) and `expected_output_tokens` per request, over the prompts that fit the system's
+window as the runner decides it (window.py: in the system's own tokenizer where it has one and
+the prefix texts are given); "with caching" charges each distinct prefix once at the input
+price and every other use of it at the cached-input price (cache storage fees are not
+included).
 """
 
 from __future__ import annotations
 
 import csv
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,6 +21,7 @@ import polars as pl
 
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.inference.systems import Prices, System, scope
+from loft_warehouse.inference.window import ContextWindow
 from loft_warehouse.settings import PROJECT_ROOT
 
 PRICES_SEED = PROJECT_ROOT / "seeds" / "model_prices.csv"
@@ -124,18 +128,25 @@ def _usd(tokens: int, price: float | None) -> float | None:
     return None if price is None else tokens * price / 1e6
 
 
-def estimate(prompts: pl.DataFrame, systems: list[System], seed: dict[str, Prices], size: str) -> pl.DataFrame:
+def estimate(
+    prompts: pl.DataFrame,
+    systems: list[System],
+    seed: dict[str, Prices],
+    size: str,
+    prefixes: Mapping[str, str] | None = None,
+    data_dir: str | None = None,
+) -> pl.DataFrame:
     """Estimated cost per system x size x (task, dataset) of sending these prompts.
 
-    prompts needs task, dataset, variant, prefix_id, n_tokens_prefix, n_tokens_total.
+    prompts needs task, dataset, variant, prefix_id, n_tokens_prefix, n_tokens_total; with
+    prefix texts by prefix_id (and prompt_id, head, suffix), a system's `tokenizer` decides
+    which prompts over its window in SentencePiece tokens fit, as in the run.
     """
     rows: list[dict] = []
     for system in systems:
         prices = resolve_prices(system, seed)
         in_scope = scope(prompts, system, size)
-        if system.context_window:
-            limit = system.context_window - system.max_output_tokens
-            in_scope = in_scope.filter(pl.col("n_tokens_total") <= limit)
+        in_scope = ContextWindow(system, data_dir).split(in_scope, prefixes).fit
         if in_scope.height == 0:
             continue
         per_prefix = in_scope.group_by("task", "dataset", "prefix_id").agg(

@@ -1,11 +1,12 @@
 """Drive a size's prompts through the selected systems and return the `responses` rows.
 
 Per system: rows outside its scope are left out; without credentials every row is
-`skipped_no_credentials` (one warning line); prompts that do not fit its context window are
-`skipped_too_long`; everything else is looked up in the durable store by request key and only
-the rest is sent. Before any call, the estimated cost of all calls still to make is checked
-against max_cost_usd. Multi-turn queries run as one conversation: turn t is sent with the
-earlier turns and the model's earlier answers (parsed, as upstream feeds them back).
+`skipped_no_credentials` (one warning line); prompts that do not fit its context window (in
+its own tokenizer where it has one, see window.py) are `skipped_too_long`; everything else is
+looked up in the durable store by request key and only the rest is sent. Before any call, the
+estimated cost of all calls still to make is checked against max_cost_usd. Multi-turn queries
+run as one conversation: turn t is sent with the earlier turns and the model's earlier answers
+(parsed, as upstream feeds them back).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from loft_warehouse.inference.flow import (
     call_with_retries,
     emit_stderr,
 )
+from loft_warehouse.inference.messages import build_messages
 from loft_warehouse.inference.providers.base import (
     Completion,
     PermanentError,
@@ -39,7 +41,7 @@ from loft_warehouse.inference.providers.base import (
 )
 from loft_warehouse.inference.store import ResponseStore, StoredResponse, now_utc
 from loft_warehouse.inference.systems import API_PROVIDERS, Prices, System, scope
-from loft_warehouse.prompts.multiturn import fill_model_answers, placeholder, placeholder_turns
+from loft_warehouse.inference.window import ContextWindow
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
 
 RESPONSE_SCHEMA = {
@@ -81,28 +83,6 @@ class Conversation:
     """The prompt rows of one query for one system, in turn order (one row if single-turn)."""
 
     rows: list[dict[str, Any]]
-
-
-def build_messages(prefix: str, suffix: str, answers: Sequence[Sequence[Any] | None]) -> list[dict[str, str]]:
-    """The conversation for a prompt: the prefix and the suffix split at each earlier answer.
-
-    `prefix` is everything before the suffix (head + shared prefix). A single-turn prompt is
-    one user message, prefix + suffix. In a multi-turn suffix each
-    `<<MODEL_ANSWER turn=s>>` becomes an assistant message holding the model's parsed answer
-    to turn s; joined, the messages are exactly prefix + fill_model_answers(suffix, answers).
-    """
-    messages: list[dict[str, str]] = []
-    pending = prefix
-    rest = suffix
-    for turn in placeholder_turns(suffix):
-        mark = placeholder(turn)
-        before, _, rest = rest.partition(mark)
-        if pending + before:
-            messages.append({"role": "user", "content": pending + before})
-        messages.append({"role": "assistant", "content": fill_model_answers(mark, answers)})
-        pending = ""
-    messages.append({"role": "user", "content": pending + rest})
-    return messages
 
 
 def request_key(system: System, head: str, prefix_sha: str, prefix: str, messages: list[dict[str, str]]) -> str:
@@ -204,6 +184,8 @@ class SystemRun:
         prices: Prices,
         parse: Parser,
         emit: Callable[[str], None],
+        window: ContextWindow,
+        recheck: frozenset[str] = frozenset(),
     ) -> None:
         self.system = system
         self.inputs = inputs
@@ -211,6 +193,10 @@ class SystemRun:
         self.prices = prices
         self.parse = parse
         self.emit = emit
+        self.window = window
+        self.recheck = recheck
+        self.skipped_when_sent = 0
+        self.skip_lock = threading.Lock()
         self.prefix_sha: dict[str, str] = {}
         self.known: dict[str, StoredResponse] = {}
         self.provider: Provider | None = None
@@ -306,13 +292,25 @@ class SystemRun:
             self.progress.tick(response.status, response.cost_usd)
         return response
 
+    def send(self, request: Request) -> StoredResponse:
+        """Call, unless a multi-turn prompt over the window in SentencePiece tokens turns out
+        too long in the system's tokens now that its earlier answers are filled in."""
+        row = request.row
+        if row["prompt_id"] in self.recheck and self.window.over(request.head, request.prefix, request.messages):
+            with self.skip_lock:
+                self.skipped_when_sent += 1
+            if self.progress is not None:
+                self.progress.tick("skipped_too_long", None)
+            return _row_response(row, self.system, "skipped_too_long")
+        return self.call(request)
+
     def converse(self, conversation: Conversation) -> list[StoredResponse]:
         """Walk one conversation turn by turn, calling only for turns not stored."""
         answers: list[list[Any]] = []
         out: list[StoredResponse] = []
         for row in conversation.rows:
             request = self.turn_request(row, answers)
-            stored = self.known.get(request.key) or self.call(request)
+            stored = self.known.get(request.key) or self.send(request)
             out.append(_as_row(stored, row, self.system))
             answers.append(self.answer_of(stored, row["task"]))
         return out
@@ -336,6 +334,11 @@ class SystemRun:
         finally:
             self.provider.close()
             self.progress.finish()
+        if self.skipped_when_sent:
+            self.emit(
+                f"{self.system.name}: {self.skipped_when_sent} more prompt(s) skipped_too_long with their earlier "
+                f"answers (> {self.window.limit} {self.window.unit} tokens)"
+            )
         return [r for result in results for r in result]
 
 
@@ -356,8 +359,12 @@ def run(
     max_cost_usd: float | None = None,
     parse: Parser = default_parser,
     emit: Callable[[str], None] = emit_stderr,
+    data_dir: str | None = None,
 ) -> pl.DataFrame:
-    """Responses of every in-scope prompt row for every system (the `responses` table rows)."""
+    """Responses of every in-scope prompt row for every system (the `responses` table rows).
+
+    data_dir locates the tokenizer files of systems with a `tokenizer` (None: the default).
+    """
     prompts = inputs.prompts
     if "head" not in prompts.columns:
         prompts = prompts.with_columns(pl.lit("").alias("head"))
@@ -375,15 +382,20 @@ def run(
             emit(f"WARNING: {system.name}: {rows.height} prompt(s) skipped_no_credentials (set {', '.join(missing)})")
             out.extend(_row_response(r, system, "skipped_no_credentials") for r in rows.iter_rows(named=True))
             continue
-        if system.context_window:
-            limit = system.context_window - system.max_output_tokens
-            too_long = rows.filter(pl.col("n_tokens_total") > limit)
-            if too_long.height:
-                emit(f"{system.name}: {too_long.height} prompt(s) skipped_too_long (> {limit} tokens)")
-                out.extend(_row_response(r, system, "skipped_too_long") for r in too_long.iter_rows(named=True))
-                rows = rows.filter(pl.col("n_tokens_total") <= limit)
+        window = ContextWindow(system, data_dir)
+        split = window.split(rows, inputs.prefixes)
+        if split.counted:
+            emit(
+                f"{system.name}: {split.counted} prompt(s) over {window.limit} SentencePiece tokens counted in "
+                f"{window.unit}: {split.counted - split.too_long.height} fit"
+            )
+        if split.too_long.height:
+            limit = f"{window.limit} {window.unit} tokens"
+            emit(f"{system.name}: {split.too_long.height} prompt(s) skipped_too_long (> {limit})")
+            out.extend(_row_response(r, system, "skipped_too_long") for r in split.too_long.iter_rows(named=True))
+        rows = split.fit
         prices = cost.resolve_prices(system, seed_prices)
-        work = SystemRun(system, inputs, store, prices, parse, emit)
+        work = SystemRun(system, inputs, store, prices, parse, emit, window, split.recheck)
         convs = conversations(rows)
         pending = work.pending(convs)
         for row in pending:

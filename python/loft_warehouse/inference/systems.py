@@ -16,6 +16,7 @@ import polars as pl
 import yaml
 
 from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.model_tokens import parse_spec
 from loft_warehouse.settings import PROJECT_ROOT
 
 DEFAULT_SYSTEMS_FILE = Path(__file__).with_name("systems.yaml")
@@ -44,6 +45,7 @@ class System:
     base_url: str | None = None
     base_url_env: str | None = None
     context_window: int = 0
+    tokenizer: str | None = None
     concurrency: int = 1
     requests_per_minute: float = 0
     tokens_per_minute: float = 0
@@ -135,6 +137,10 @@ def _system(entry: dict[str, Any], defaults: dict[str, Any], path: Path, index: 
     for key in ("sizes", "tasks", "datasets", "variants"):
         merged[key] = tuple(str(v) for v in merged.get(key) or ())
     merged.setdefault("model", merged["name"])
+    if merged.get("tokenizer"):
+        merged["tokenizer"] = str(parse_spec(merged["tokenizer"], f"{where} ({entry['name']}) tokenizer"))
+    else:
+        merged["tokenizer"] = None
     try:
         return System(prices=Prices(**prices), **merged)
     except TypeError as exc:

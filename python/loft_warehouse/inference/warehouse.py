@@ -3,6 +3,7 @@
 Settings come from dbt vars (see models/loft_128k/marts/_marts__inference.yml): `systems`
 (selection), `systems_file`, `max_cost_usd`, `response_store`; each falls back to its
 environment variable (LOFT_SYSTEMS, LOFT_SYSTEMS_FILE, LOFT_MAX_COST_USD, LOFT_RESPONSE_STORE).
+The data root (the project's `loft.data_dir` setting) locates the files of systems' tokenizers.
 API keys are never settings: providers read them from the environment when they call.
 """
 
@@ -22,6 +23,10 @@ PROMPT_COLUMNS = (
     "prompt_id", "task", "dataset", "corpus_id", "variant", "split", "qid", "turn", "n_turns",
     "prefix_id", "head", "suffix", "n_tokens_prefix", "n_tokens_total",
 )  # fmt: skip
+ESTIMATE_COLUMNS = (
+    "prompt_id", "task", "dataset", "variant", "turn", "prefix_id", "head", "suffix", "n_tokens_prefix",
+    "n_tokens_total",
+)  # fmt: skip
 
 
 def _frame(relation: Any, columns: tuple[str, ...] | None = None) -> pl.DataFrame:
@@ -37,11 +42,30 @@ def configured_systems(systems_file_setting: str | None) -> dict[str, System]:
     return load_systems(systems_file(systems_file_setting))
 
 
-def cost_estimates(size: str, systems_file_setting: str | None, prompts: Any, prices: Any) -> pl.DataFrame:
-    """The estimate of every configured system on this size's prompts (before any call)."""
-    frame = _frame(prompts, ("task", "dataset", "variant", "prefix_id", "n_tokens_prefix", "n_tokens_total"))
+def _prefix_texts(prefixes: Any, prompt_rows: pl.DataFrame) -> dict[str, str]:
+    """Prefix text by prefix_id, for the prefixes the prompt rows use."""
+    needed = prompt_rows["prefix_id"].unique().to_list()
+    rows = _frame(prefixes, ("prefix_id", "text")).filter(pl.col("prefix_id").is_in(needed))
+    return dict(zip(rows["prefix_id"], rows["text"], strict=True))
+
+
+def cost_estimates(
+    size: str,
+    systems_file_setting: str | None,
+    prompts: Any,
+    prices: Any,
+    prefixes: Any = None,
+    data_dir: str | None = None,
+) -> pl.DataFrame:
+    """The estimate of every configured system on this size's prompts (before any call).
+
+    With the prefixes relation, systems with a `tokenizer` count the prompts over their window
+    in SentencePiece tokens again in their own tokens, as the run does.
+    """
+    frame = _frame(prompts, ESTIMATE_COLUMNS)
     systems = list(configured_systems(systems_file_setting).values())
-    return cost.estimate(frame, systems, cost.prices_from_frame(_frame(prices)), size)
+    texts = None if prefixes is None else _prefix_texts(prefixes, frame)
+    return cost.estimate(frame, systems, cost.prices_from_frame(_frame(prices)), size, texts, data_dir)
 
 
 def responses(
@@ -59,6 +83,7 @@ def responses(
     prices: Any,
     estimates: Any,
     emit: Callable[[str], None] = emit_stderr,
+    data_dir: str | None = None,
 ) -> pl.DataFrame:
     """Send the size's prompts for the selected systems; the `responses` rows from the store."""
     systems = select(configured_systems(systems_file_setting), parse_selection(selection))
@@ -67,12 +92,10 @@ def responses(
     if estimate.height:
         emit(f"cost estimate for loft_{size} (before any call):\n{cost.format_estimate(estimate)}")
     prompt_rows = _frame(prompts, PROMPT_COLUMNS)
-    needed = prompt_rows["prefix_id"].unique().to_list()
-    prefix_rows = _frame(prefixes, ("prefix_id", "text")).filter(pl.col("prefix_id").is_in(needed))
     uses_bm25 = any(s.provider == "bm25" for s in systems)
     inputs = runner.RunInputs(
         prompts=prompt_rows,
-        prefixes=dict(zip(prefix_rows["prefix_id"], prefix_rows["text"], strict=True)),
+        prefixes=_prefix_texts(prefixes, prompt_rows),
         corpus=_frame(corpus, ("task", "dataset", "corpus_id", "pid", "title", "text")) if uses_bm25 else None,
         doc_ids=_frame(doc_ids, ("task", "dataset", "corpus_id", "variant", "shown_id", "pid")) if uses_bm25 else None,
         queries=_frame(queries, ("task", "dataset", "corpus_id", "qid", "turn", "query_text")) if uses_bm25 else None,
@@ -86,6 +109,7 @@ def responses(
             cost.prices_from_frame(_frame(prices)),
             max_cost_usd=cost.parse_limit(max_cost_usd),
             emit=emit,
+            data_dir=data_dir,
         )
     created = pl.col("created_at").str.to_datetime(format="%Y-%m-%dT%H:%M:%S%.f%z")
     return frame.with_columns(created.dt.convert_time_zone("UTC"))

@@ -1,0 +1,81 @@
+"""The context-window check: SentencePiece first, the system's own tokenizer over the window."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from loft_warehouse import model_tokens as module
+from loft_warehouse.inference import runner
+from tests.inference.support import PREFIX_A, inputs, needs_tiktoken_files, openai_system, prompt_row, systems_from
+
+SUFFIX = "====== Now let's start! ======\nquery a0\n"
+# As sent, in o200k_base: user (3) + "user" (1) + PREFIX_A (66) + SUFFIX (11) + priming (3) = 84.
+PROMPT_TOKENS = 84
+
+
+def _prompts(*rows: tuple[str, str, int]) -> pl.DataFrame:
+    return pl.DataFrame([prompt_row("pa", qid, suffix, n_tokens_total=sp) for qid, suffix, sp in rows])
+
+
+def _run(tmp_path, store, prompts, lines, **system):
+    systems = systems_from(tmp_path, [openai_system(**system)])
+    return runner.run(inputs(prompts), systems, store, "128k", {}, emit=lines.append).sort("qid")
+
+
+def test_over_the_window_in_sentencepiece_but_within_it_in_o200k_is_sent(tmp_path, api_env, store):
+    needs_tiktoken_files()
+    lines: list[str] = []
+    # max_output_tokens 32: a window of 116 leaves 84 prompt tokens, exactly qa0's o200k count;
+    # qa1 is one token longer ("query a0 x": " x" is one more token).
+    prompts = _prompts(("qa0", SUFFIX, 1000), ("qa1", SUFFIX.replace("a0", "a0 x"), 1000), ("qa2", SUFFIX, 50))
+    frame = _run(tmp_path, store, prompts, lines, context_window=PROMPT_TOKENS + 32, tokenizer="tiktoken:o200k_base")
+    assert frame["status"].to_list() == ["ok", "skipped_too_long", "ok"]
+    assert len(api_env.state.generation_requests()) == 2
+    assert "gpt-fixture: 2 prompt(s) over 84 SentencePiece tokens counted in o200k_base: 1 fit" in lines
+    assert "gpt-fixture: 1 prompt(s) skipped_too_long (> 84 o200k_base tokens)" in lines
+
+
+def test_without_a_tokenizer_the_sentencepiece_count_decides(tmp_path, api_env, store):
+    lines: list[str] = []
+    frame = _run(tmp_path, store, _prompts(("qa0", SUFFIX, 1000)), lines, context_window=PROMPT_TOKENS + 32)
+    assert frame["status"].to_list() == ["skipped_too_long"]
+    assert lines[0] == "gpt-fixture: 1 prompt(s) skipped_too_long (> 84 SentencePiece tokens)"
+    assert api_env.state.generation_requests() == []
+
+
+def test_prompts_within_the_window_never_load_the_tokenizer(tmp_path, api_env, store, monkeypatch):
+    monkeypatch.setattr(module, "_LOADED", {})
+    monkeypatch.setenv("LOFT_DATA_DIR", str(tmp_path))  # holds no tokenizer files
+    frame = _run(tmp_path, store, _prompts(("qa0", SUFFIX, 84)), [], context_window=116,
+                 tokenizer="tiktoken:o200k_base")  # fmt: skip
+    assert frame["status"].to_list() == ["ok"]
+    assert module._LOADED == {}
+
+
+@pytest.mark.parametrize(("window", "statuses"), [(95, ["ok", "skipped_too_long"]), (96, ["ok", "ok"])])
+def test_a_later_turn_is_counted_again_with_the_earlier_answers(tmp_path, api_env, store, window, statuses):
+    needs_tiktoken_files()
+    api_env.state.answer = lambda prompt: "Final Answer: ['x']"
+    second = "Q: first\n<<MODEL_ANSWER turn=0>>\nQ: second\n"
+    # Turn 1 as sent: user 3 + 1 + PREFIX_A 66 + "Q: first\n" 4; assistant 3 + 1 + answer;
+    # user 3 + 1 + "\nQ: second\n" 5; priming 3. With "Final Answer: []" (4) that is 94, with
+    # the real answer "Final Answer: ['x']" (6) it is 96.
+    prompts = pl.DataFrame(
+        [
+            prompt_row("pa", "conv", suffix, turn=turn, n_turns=2, n_tokens_total=sp,
+                       prompt_id=f"sql/ds_pa/ds_pa/default/conv/{turn}")  # fmt: skip
+            for turn, suffix, sp in ((0, "Q: first\n", 50), (1, second, 1000))
+        ]
+    )
+    lines: list[str] = []
+    systems = systems_from(tmp_path, [openai_system(context_window=window + 32, tokenizer="tiktoken:o200k_base")])
+    frame = runner.run(
+        runner.RunInputs(prompts, {"pa": PREFIX_A}), systems, store, "128k", {},
+        parse=lambda text, task: ["x"], emit=lines.append,
+    )  # fmt: skip
+    assert frame.sort("turn")["status"].to_list() == statuses
+    assert len(api_env.state.generation_requests()) == statuses.count("ok")
+    assert f"gpt-fixture: 1 prompt(s) over {window} SentencePiece tokens counted in o200k_base: 1 fit" in lines
+    skipped_late = f"1 more prompt(s) skipped_too_long with their earlier answers (> {window} o200k_base tokens)"
+    assert (f"gpt-fixture: {skipped_late}" in lines) == (statuses[1] == "skipped_too_long")
