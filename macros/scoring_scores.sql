@@ -6,6 +6,20 @@
   is_empty says the rule's answer was empty although the response was ok.
 #}
 
+{# Answered with an empty list, under each rule (counted as n_empty_answer). #}
+{% macro scoring_empty_answer_flags() -%}
+    p.is_answered and len(p.answer_loft) = 0 as empty_loft,
+        p.is_answered and len(p.answer_strict) = 0 as empty_strict
+{%- endmacro %}
+
+
+{# Every prediction (alias p) with its query turn (alias q). #}
+{% macro scoring_predictions_with_queries(predictions, queries) -%}
+    from {{ predictions }} as p
+    inner join {{ queries }} as q using (task, dataset, qid, turn)
+{%- endmacro %}
+
+
 {# RAG datasets whose questions have several answers, all required (upstream multi_value_rag). #}
 {% macro scoring_multi_answer_datasets() -%}
     ('qampari', 'quest')
@@ -48,10 +62,8 @@ base as (
         list_distinct(q.gold_pids) as gold_set,
         p.pred_pids_loft as pred_loft,
         p.pred_pids_strict as pred_strict,
-        p.is_answered and len(p.answer_loft) = 0 as empty_loft,
-        p.is_answered and len(p.answer_strict) = 0 as empty_strict
-    from {{ predictions }} as p
-    inner join {{ queries }} as q using (task, dataset, qid, turn)
+        {{ scoring_empty_answer_flags() }}
+    {{ scoring_predictions_with_queries(predictions, queries) }}
     where p.task = 'retrieval'
 ),
 
@@ -112,11 +124,9 @@ base as (
         p.answer_loft,
         p.answer_strict,
         p.raw_text,
-        p.is_answered and len(p.answer_loft) = 0 as empty_loft,
-        p.is_answered and len(p.answer_strict) = 0 as empty_strict,
+        {{ scoring_empty_answer_flags() }},
         p.is_answered and coalesce(trim(p.raw_text), '') = '' as empty_raw
-    from {{ predictions }} as p
-    inner join {{ queries }} as q using (task, dataset, qid, turn)
+    {{ scoring_predictions_with_queries(predictions, queries) }}
     where p.task = 'rag' and p.dataset not in {{ scoring_multi_answer_datasets() }}
 ),
 
@@ -200,10 +210,8 @@ base as (
         from_json(q.gold, '["VARCHAR"]') as gold,
         p.answer_loft,
         p.answer_strict,
-        p.is_answered and len(p.answer_loft) = 0 as empty_loft,
-        p.is_answered and len(p.answer_strict) = 0 as empty_strict
-    from {{ predictions }} as p
-    inner join {{ queries }} as q using (task, dataset, qid, turn)
+        {{ scoring_empty_answer_flags() }}
+    {{ scoring_predictions_with_queries(predictions, queries) }}
     where p.task = 'rag' and p.dataset in {{ scoring_multi_answer_datasets() }}
 ),
 
@@ -321,10 +329,8 @@ base as (
         from_json(q.gold, '["VARCHAR"]') as gold,
         p.answer_loft,
         p.answer_strict,
-        p.is_answered and len(p.answer_loft) = 0 as empty_loft,
-        p.is_answered and len(p.answer_strict) = 0 as empty_strict
-    from {{ predictions }} as p
-    inner join {{ queries }} as q using (task, dataset, qid, turn)
+        {{ scoring_empty_answer_flags() }}
+    {{ scoring_predictions_with_queries(predictions, queries) }}
     where p.task = 'icl'
 ),
 
@@ -373,10 +379,8 @@ base as (
         coalesce(q.gold_is_ordered, false) as gold_is_ordered,
         p.answer_loft_json,
         p.answer_strict_json,
-        p.is_answered and len(p.answer_loft) = 0 as empty_loft,
-        p.is_answered and len(p.answer_strict) = 0 as empty_strict
-    from {{ predictions }} as p
-    inner join {{ queries }} as q using (task, dataset, qid, turn)
+        {{ scoring_empty_answer_flags() }}
+    {{ scoring_predictions_with_queries(predictions, queries) }}
     where p.task = 'sql'
 ),
 
