@@ -1,9 +1,11 @@
+import json
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from loft_warehouse.sql.sandbox import Rejected, Sandbox, SandboxResult, check_query, score_result
+from loft_warehouse.sql.exec_accuracy import exec_acc_loft, exec_acc_strict
+from loft_warehouse.sql.sandbox import Rejected, Sandbox, check_query
 
 OUT = Path("/tmp/loft-sandbox-test-out.csv")
 
@@ -104,32 +106,12 @@ def test_check_query_accepts_ctes_and_set_operations():
         check_query("VALUES (1)", {"t"})
 
 
-def test_scores_of_a_sandboxed_prediction(sandbox):
+def test_sandboxed_rows_score_like_gold_rows(sandbox):
     gold = [["Rose White"], ["John Nizinik"]]
     right = sandbox.run("concert_singer", "SELECT name FROM singer WHERE country = 'France' AND age > 40")
-    assert score_result(gold, right, ordered=False) == {"exec_acc_loft": 1.0, "exec_acc_strict": 1.0}
+    assert right.status == "ok"
+    assert exec_acc_loft(gold, json.loads(right.rows_json())) == 1.0
+    assert exec_acc_strict(gold, json.loads(right.rows_json())) == 1.0
     wrong = sandbox.run("concert_singer", "SELECT name FROM singer WHERE age > 40")
-    assert score_result(gold, wrong, ordered=False) == {"exec_acc_loft": 0.0, "exec_acc_strict": 0.0}
-    failed = SandboxResult("rejected", error="DROP is not allowed")
-    assert score_result(gold, failed, ordered=False) == {"exec_acc_loft": 0.0, "exec_acc_strict": 0.0}
-
-
-def test_score_sql_predictions_frame(root):
-    import polars as pl
-
-    from loft_warehouse.sql.sandbox import score_sql_predictions
-
-    frame = pl.DataFrame(
-        {
-            "qid": ["a", "b", "c"],
-            "db_id": ["concert_singer", "concert_singer", "concert_singer"],
-            "sql": ["SELECT count(*) FROM singer", "DROP TABLE singer", None],
-            "gold": ["[[6]]", "[[6]]", "[[6]]"],
-            "ordered": [False, False, False],
-        }
-    )
-    scored = score_sql_predictions(root, frame)
-    assert scored["sandbox_status"].to_list() == ["ok", "rejected", "error"]
-    assert scored["predicted_rows"].to_list() == ["[[6]]", None, None]
-    assert scored["exec_acc_loft"].to_list() == [1.0, 0.0, 0.0]
-    assert scored["exec_acc_strict"].to_list() == [1.0, 0.0, 0.0]
+    assert exec_acc_loft(gold, json.loads(wrong.rows_json())) == 0.0
+    assert sandbox.run("concert_singer", "DROP TABLE singer").status == "rejected"

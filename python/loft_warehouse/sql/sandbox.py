@@ -22,15 +22,12 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import duckdb
-import polars as pl
 import sqlglot
 from sqlglot import exp
 
 from loft_warehouse.sql import databases, rewrite
-from loft_warehouse.sql.exec_accuracy import exec_acc_loft, exec_acc_strict
 from loft_warehouse.sql.gold import json_safe, schemas
 
 TIMEOUT_S = 5.0
@@ -170,42 +167,3 @@ class Sandbox:
         if len(rows) > self.max_rows:
             return SandboxResult("error", error=f"more than {self.max_rows} rows", sql=duckdb_sql)
         return SandboxResult("ok" if rows else "empty", rows, sql=duckdb_sql)
-
-
-def score_result(gold: list[list[Any]], result: SandboxResult, ordered: bool) -> dict[str, float]:
-    """Both execution-accuracy rules for a sandboxed result (0 when it did not run)."""
-    if result.status not in ("ok", "empty"):
-        return {"exec_acc_loft": 0.0, "exec_acc_strict": 0.0}
-    predicted = [[json_safe(v) for v in row] for row in result.rows]
-    return {
-        "exec_acc_loft": exec_acc_loft(gold, predicted),
-        "exec_acc_strict": exec_acc_strict(gold, predicted, ordered=ordered),
-    }
-
-
-def score_sql_predictions(root: Path, predictions: pl.DataFrame) -> pl.DataFrame:
-    """Run and score model-written SQL: one output row per input row.
-
-    Input columns: db_id, sql (the model's SQL, SQLite dialect; null = no answer), gold (JSON
-    rows), ordered (bool: the gold has ORDER BY). Added: sandbox_status, sandbox_error,
-    predicted_rows (JSON), exec_acc_loft, exec_acc_strict.
-    """
-    statuses, errors, rows, loft, strict = [], [], [], [], []
-    with Sandbox(root) as box:
-        for db_id, sql, gold, ordered in predictions.select("db_id", "sql", "gold", "ordered").iter_rows():
-            result = (
-                box.run(db_id, sql) if sql is not None else SandboxResult("error", error="no SQL")
-            )
-            scores = score_result(json.loads(gold), result, bool(ordered))
-            statuses.append(result.status)
-            errors.append(result.error)
-            rows.append(result.rows_json())
-            loft.append(scores["exec_acc_loft"])
-            strict.append(scores["exec_acc_strict"])
-    return predictions.with_columns(
-        pl.Series("sandbox_status", statuses, pl.String),
-        pl.Series("sandbox_error", errors, pl.String),
-        pl.Series("predicted_rows", rows, pl.String),
-        pl.Series("exec_acc_loft", loft, pl.Float64),
-        pl.Series("exec_acc_strict", strict, pl.Float64),
-    )
