@@ -53,3 +53,6 @@ def test_budgets_are_ninety_percent() -> None:
     assert [s.budget for s in settings.SIZES.values()] == [28_800, 115_200, 900_000]
     with pytest.raises(ConfigurationError):
         settings.size("2m")
+    assert settings.context("2k").budget == 1_800 and settings.context("1m") == settings.size("1m")
+    with pytest.raises(ConfigurationError, match="unknown context length"):
+        settings.context("3k")

@@ -48,6 +48,14 @@ def size(label: str) -> Size:
         raise ConfigurationError(f"unknown LOFT size {label!r}; expected one of {list(SIZES)}") from exc
 
 
+def context(label: str) -> Size:
+    """A context length by label: a benchmark size ('128k') or a many-shot context ('2k')."""
+    found = ICL_CONTEXTS.get(label) or SIZES.get(label)
+    if found is None:
+        raise ConfigurationError(f"unknown context length {label!r}; expected one of {[*ICL_CONTEXTS, *SIZES]}")
+    return found
+
+
 def data_dir(configured: str | None = None) -> Path:
     """Resolve the data root: explicit setting, then $LOFT_DATA_DIR, then ../shared/data."""
     value = (configured or "").strip() or os.environ.get("LOFT_DATA_DIR", "").strip()

@@ -222,9 +222,7 @@ def _dataset_row(spec: DatasetSpec, size_label: str, released: bool, tokenizer: 
         "size_tokens": size.tokens,
         "budget": size.budget,
         "contexts": contexts,
-        "context_budgets": [
-            (settings.ICL_CONTEXTS.get(c) or settings.size(c)).budget for c in contexts
-        ],
+        "context_budgets": [settings.context(c).budget for c in contexts],
         "tokenizer": tokenizer,
         "seed": seed,
     }

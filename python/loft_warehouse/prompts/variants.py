@@ -121,13 +121,6 @@ def resolve(names: Iterable[str] | str | None) -> list[Variant]:
     return [VARIANTS[n] for n in dict.fromkeys(wanted)]
 
 
-def _context_tokens(label: str) -> int:
-    size = settings.ICL_CONTEXTS.get(label) or settings.SIZES.get(label)
-    if size is None:
-        raise ConfigurationError(f"unknown context length {label!r}")
-    return size.tokens
-
-
 def _move_block(docs: list[Doc], moved: set[str], position: int) -> list[Doc]:
     """The documents in `moved` as one block at fraction position/100 of the rest (rounded half
     up: the block goes after round(p x n) of the n other documents)."""
@@ -141,8 +134,8 @@ def arrange(collection: Collection, variant: Variant) -> list[Doc]:
     """The corpus in the order this variant shows it (shown ID i = position i)."""
     docs = collection.docs
     if variant.context is not None:
-        limit = _context_tokens(variant.context)
-        return [d for d in docs if d.min_context is None or _context_tokens(d.min_context) <= limit]
+        limit = settings.context(variant.context).tokens
+        return [d for d in docs if d.min_context is None or settings.context(d.min_context).tokens <= limit]
     if variant.gold_group is None or variant.gold_position is None:
         return list(docs)
     few_shot = {pid for q in collection.few_shot for pid in q.gold_pids}
