@@ -20,6 +20,7 @@ import duckdb
 import polars as pl
 
 from loft_warehouse import settings
+from loft_warehouse.design import Design
 from loft_warehouse.prompts.inputs import collections
 from loft_warehouse.prompts.render import render
 from loft_warehouse.prompts.store import build
@@ -59,7 +60,7 @@ def main() -> None:
 
     tokens = TokenCounter(settings.tokenizer_model())
     started = time.perf_counter()
-    tables = build(corpus, queries, datasets, variants, tokens, args.seed)
+    tables = build(corpus, queries, datasets, Design(variants=tuple(variants)), tokens, args.seed)
     build_s = time.perf_counter() - started
     rss_built = peak_rss_mb()
 

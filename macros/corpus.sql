@@ -216,7 +216,7 @@ gold_budget as (
 contexts as (
     select task, dataset, budget, unnest(contexts) as context_length, unnest(context_budgets) as context_budget
     from datasets
-    where not is_released and task <> 'sql'
+    where not is_released and task <> 'sql' and not per_query_corpus
 ),
 
 budget_left as (
@@ -236,11 +236,11 @@ budget_left as (
 ),
 
 filler_pool as (
-    select documents.*
+    select documents.* exclude (draw_rank)
     from documents
     inner join datasets using (task, dataset)
     anti join reserved_documents using (task, dataset, corpus_id, pid)
-    where not documents.is_released and documents.task <> 'sql'
+    where not documents.is_released and documents.task <> 'sql' and not datasets.per_query_corpus
 ),
 
 class_ranked as (
@@ -285,7 +285,7 @@ fillers as (
 
 gold_rows as (
     -- joined with the size's budget row so that a gold set over budget always raises
-    select documents.*, null::bigint as draw_rank, null::bigint as filler_pool_size, true as is_gold
+    select documents.* exclude (draw_rank), null::bigint as draw_rank, null::bigint as filler_pool_size, true as is_gold
     from documents
     semi join gold_documents using (task, dataset, corpus_id, pid)
     inner join budget_left
@@ -296,7 +296,7 @@ gold_rows as (
 ),
 
 sql_rows as (
-    select documents.*, null::bigint as draw_rank, null::bigint as filler_pool_size, true as is_gold
+    select documents.* exclude (draw_rank), null::bigint as draw_rank, null::bigint as filler_pool_size, true as is_gold
     from documents
     semi join (select task, dataset, corpus_id from sql_databases where is_selected) using (task, dataset, corpus_id)
     where not documents.is_released
@@ -310,13 +310,27 @@ released_gold as (
 
 released_rows as (
     select
-        documents.*,
+        documents.* exclude (draw_rank),
         null::bigint as draw_rank,
         null::bigint as filler_pool_size,
         released_gold.pid is not null as is_gold
     from documents
     left join released_gold using (task, dataset, corpus_id, pid)
     where documents.is_released
+),
+
+{#- Positional studies: every split question reads its own corpus, built whole in staging
+    (gold passages, then distractors with their draw_rank). #}
+per_query_rows as (
+    select
+        documents.*,
+        null::bigint as filler_pool_size,
+        released_gold.pid is not null as is_gold
+    from documents
+    inner join datasets using (task, dataset)
+    semi join (select distinct task, dataset, corpus_id from split_turns where is_in_size) using (task, dataset, corpus_id)
+    left join released_gold using (task, dataset, corpus_id, pid)
+    where datasets.per_query_corpus
 ),
 
 final as (
@@ -330,6 +344,8 @@ final as (
     select *, '{{ loft_size() }}' as min_context from sql_rows
     union all by name
     select *, '{{ loft_size() }}' as min_context from released_rows
+    union all by name
+    select *, '{{ loft_size() }}' as min_context from per_query_rows
 )
 
 select * from final

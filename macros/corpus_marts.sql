@@ -10,7 +10,7 @@ numbered as (
         row_number() over (
             partition by draw.task, draw.dataset, draw.corpus_id
             order by
-                case when draw.is_released or draw.task = 'sql' then draw.pool_rank end,
+                case when draw.is_released or draw.task = 'sql' or datasets.per_query_corpus then draw.pool_rank end,
                 md5(concat_ws(':', datasets.seed, '{{ loft_size() }}', draw.dataset, draw.pid))
         ) - 1 as doc_id
     from draw
@@ -159,6 +159,7 @@ final as (
         (
             aggregated.is_released
             or aggregated.task = 'sql'
+            or datasets.per_query_corpus
             or aggregated.n_fillers < coalesce(pool_sizes.filler_pool_size, 0)
         )::boolean as is_complete,
         coalesce(pool_sizes.filler_pool_size, 0)::bigint as filler_pool_size,

@@ -28,3 +28,8 @@
 {% macro loft_ref(name) -%}
     {{ ref(loft_prefix() ~ '__' ~ name) }}
 {%- endmacro %}
+
+{# The `limit` var (or $LOFT_LIMIT): first N dev and N test queries per dataset; '' = no limit. #}
+{% macro loft_query_limit() -%}
+    {{ var('limit', env_var('LOFT_LIMIT', '')) | string | trim }}
+{%- endmacro %}

@@ -29,18 +29,27 @@ final as (
         prompt_rows.dataset::varchar as dataset,
         prompt_rows.corpus_id::varchar as corpus_id,
         prompt_rows.variant::varchar as variant,
+        prompt_rows.method::varchar as method,
+        prompt_rows.stage::bigint as stage,
         prompt_rows.split::varchar as split,
         prompt_rows.qid::varchar as qid,
         prompt_rows.turn::bigint as turn,
+        prompt_rows.call_index::bigint as call_index,
         prompt_rows.n_turns::bigint as n_turns,
         prompt_rows.prefix_id::varchar as prefix_id,
         prompt_rows.head::varchar as head,
+        prompt_rows.segment_ids::varchar[] as segment_ids,
         prompt_rows.suffix::varchar as suffix,
         prompt_rows.n_tokens_prefix::bigint as n_tokens_prefix,
         prompt_rows.n_tokens_total::bigint as n_tokens_total,
         prompt_rows.gold::varchar as gold,
         prompt_rows.gold_shown_ids::varchar as gold_shown_ids,
         prompt_rows.targets::varchar as targets,
+        prompt_rows.gold_positions::bigint[] as gold_positions,
+        prompt_rows.gold_depth::double as gold_depth,
+        prompt_rows.gold_token_offset::bigint as gold_token_offset,
+        prompt_rows.n_documents::bigint as n_documents,
+        prompt_rows.payload::varchar as payload,
         coalesce(fits.context_window_fits, map())::map(varchar, boolean) as context_window_fits
     from prompt_rows
     left join fits using (prompt_id)
@@ -52,19 +61,35 @@ select * from final
 
 {# Whole prompt texts, assembled on read (a view: nothing is stored twice). #}
 {% macro loft_prompt_texts() %}
+with
+
+segment_texts as (
+    select
+        prompts.prompt_id,
+        string_agg(segments.text, '' order by parts.position) as text
+    from {{ loft_ref('prompts') }} as prompts,
+        unnest(prompts.segment_ids) with ordinality as parts(segment_id, position)
+    inner join {{ loft_ref('prompt_segments') }} as segments using (segment_id)
+    group by prompts.prompt_id
+)
+
 select
     prompts.prompt_id,
     prompts.task,
     prompts.dataset,
     prompts.corpus_id,
     prompts.variant,
+    prompts.method,
+    prompts.stage,
     prompts.split,
     prompts.qid,
     prompts.turn,
+    prompts.call_index,
     prompts.n_turns,
-    prompts.head || prefixes.text || prompts.suffix as prompt,
+    prompts.head || prefixes.text || coalesce(segment_texts.text, '') || prompts.suffix as prompt,
     prompts.n_tokens_total,
     prompts.targets
 from {{ loft_ref('prompts') }} as prompts
 inner join {{ loft_ref('prompt_prefixes') }} as prefixes using (prefix_id)
+left join segment_texts using (prompt_id)
 {% endmacro %}

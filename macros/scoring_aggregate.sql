@@ -3,55 +3,33 @@
 #}
 
 {#
-  metrics: one row per (source, system, dataset, variant, split, metric, rule, grain): the mean
-  over turn rows (conversation rows for grain 'conversation'), n, how many were unanswered
-  (status not 'ok', scored 0) or answered but empty under the rule, and a 95% interval:
-  Wilson when every value is 0 or 1, else a seeded percentile bootstrap of the mean.
+  Means of `value` per group of `keys`, with n and a 95% interval: Wilson when every value is 0
+  or 1, else a seeded percentile bootstrap of the mean over the values in (qid, turn) order.
+  `aggregates` are further `expression as name` columns. Keys may be null (joins are null-safe).
 #}
-{% macro scoring_metrics(scores=none, seed=none) %}
-{%- set scores = scores or loft_ref('scores') -%}
-{%- set seed = seed if seed is not none else var('seed', 20240612) -%}
+{% macro scoring_means(relation, keys, aggregates, seed) %}
 with
 
 grouped as (
     select
-        size,
-        source,
-        system,
-        task,
-        dataset,
-        variant,
-        split,
-        metric,
-        rule,
-        metric_name,
-        grain,
-        bool_or(is_primary) as is_primary,
-        count(*) as n,
-        count(*) filter (where not is_answered) as n_unanswered,
-        count(*) filter (where is_empty_answer) as n_empty_answer,
+        {{ keys | join(', ') }},
+        {% for aggregate in aggregates %}{{ aggregate }},
+        {% endfor %}count(*) as n,
         avg(value) as mean,
         bool_and(value in (0, 1)) as is_binary
-    from {{ scores }}
-    group by all
+    from {{ relation }}
+    group by {{ keys | join(', ') }}
 ),
 
 {# The bootstrap needs the values themselves, in a fixed order: only for non-binary groups. #}
 continuous as (
     select
-        scores.source,
-        scores.system,
-        scores.task,
-        scores.dataset,
-        scores.variant,
-        scores.split,
-        scores.metric_name,
-        scores.grain,
-        list(scores.value order by scores.qid, scores.turn) as values
-    from {{ scores }} as scores
+        {% for key in keys %}rows.{{ key }},
+        {% endfor %}list(rows.value order by rows.qid, rows.turn, rows.value) as values
+    from {{ relation }} as rows
     semi join (select * from grouped where not is_binary) as g
-        using (source, system, task, dataset, variant, split, metric_name, grain)
-    group by all
+        on {% for key in keys %}rows.{{ key }} is not distinct from g.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
+    group by {% for key in keys %}rows.{{ key }}{{ ', ' if not loop.last }}{% endfor %}
 ),
 
 z as (select 1.959963984540054 as z),
@@ -70,31 +48,127 @@ intervals as (
             else loft_bootstrap_interval(continuous.values, {{ seed }})
         end as interval
     from grouped
-    left join continuous using (source, system, task, dataset, variant, split, metric_name, grain)
+    left join continuous
+        on {% for key in keys %}grouped.{{ key }} is not distinct from continuous.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
     cross join z
 )
 
 select
-    size,
-    source,
-    system,
-    task,
-    dataset,
-    variant,
-    split,
-    metric,
-    rule,
-    metric_name,
-    grain,
+    * exclude (interval, is_binary),
+    interval.low as ci_low,
+    interval.high as ci_high,
+    interval.method as ci_method
+from intervals
+{% endmacro %}
+
+
+{#
+  metrics: one row per (source, system, method, dataset, variant, split, metric, rule, grain):
+  the mean over turn rows (conversation rows for grain 'conversation'), n, how many were
+  unanswered (status not 'ok', scored 0) or answered but empty under the rule, a 95% interval
+  (scoring_means), and where the gold sat when every row of the group has it at the same place.
+#}
+{% macro scoring_metrics(scores=none, seed=none, limit=none) %}
+{%- set scores = scores or loft_ref('scores') -%}
+{%- set seed = seed if seed is not none else var('seed', 20240612) -%}
+{%- set limit = limit if limit is not none else loft_query_limit() -%}
+{%- set keys = ['size', 'source', 'system', 'method', 'task', 'dataset', 'variant', 'split', 'metric', 'rule',
+                'metric_name', 'grain'] -%}
+with
+
+means as (
+    {{ scoring_means(scores, keys, [
+        'bool_or(is_primary) as is_primary',
+        'count(*) filter (where not is_answered) as n_unanswered',
+        'count(*) filter (where is_empty_answer) as n_empty_answer',
+        'case when min(gold_positions[1]) = max(gold_positions[1]) then min(gold_positions[1]) end as gold_position',
+        'case when min(gold_depth) = max(gold_depth) then min(gold_depth) end as gold_depth',
+        'avg(gold_token_offset) as gold_token_offset_mean',
+    ], seed) }}
+)
+
+select
+    {{ keys | join(', ') }},
     is_primary,
     n,
     n_unanswered,
     n_empty_answer,
     mean,
-    interval.low as ci_low,
-    interval.high as ci_high,
-    interval.method as ci_method
-from intervals
+    ci_low,
+    ci_high,
+    ci_method,
+    gold_position,
+    gold_depth,
+    gold_token_offset_mean,
+    {{ limit or 'null' }}::bigint as query_limit
+from means
+{% endmacro %}
+
+
+{#
+  position_curves: accuracy by gold position, ready to plot. One row per (system, method,
+  dataset, experiment, position, split, metric, rule) over the dataset's primary metric:
+  - designed positions: every prompt variant that places the gold (prompt_variants.experiment:
+    LOFT's gold_pos_* variants in percent of the corpus, Lost in the Middle's gold document
+    index and queried-key index, R&R's answer position in tokens), with the studies' reference
+    settings (closed_book, oracle) as their own experiments at a null position;
+  - measured positions: every other run on a LOFT retrieval or RAG prompt (the default variant
+    included), by the decile of the first gold document's depth in the corpus
+    (experiment loft_gold_depth, position 0.0, 0.1, ..., 0.9), so Figure 4/9-style curves come
+    from any run.
+  n, mean and the 95% interval as in metrics.
+#}
+{% macro scoring_position_curves(scores=none, variants=none, seed=none, limit=none) %}
+{%- set scores = scores or loft_ref('scores') -%}
+{%- set variants = variants or loft_ref('prompt_variants') -%}
+{%- set seed = seed if seed is not none else var('seed', 20240612) -%}
+{%- set limit = limit if limit is not none else loft_query_limit() -%}
+{%- set keys = ['size', 'source', 'system', 'method', 'task', 'dataset', 'experiment', 'position_unit', 'position',
+                'split', 'metric', 'rule', 'metric_name'] -%}
+with
+
+primary_scores as (
+    select * from {{ scores }} where is_primary
+),
+
+designed as (
+    select primary_scores.*, variants.experiment, variants.position, variants.position_unit
+    from primary_scores
+    inner join {{ variants }} as variants using (task, dataset, variant)
+    where variants.experiment is not null
+),
+
+measured as (
+    select
+        primary_scores.*,
+        'loft_gold_depth' as experiment,
+        floor(least(gold_depth, 0.9999) * 10) / 10 as position,
+        'depth_decile' as position_unit
+    from primary_scores
+    anti join (select * from {{ variants }} where experiment is not null) using (task, dataset, variant)
+    where task in ('retrieval', 'rag') and gold_depth is not null
+),
+
+points as (
+    select * from designed
+    union all by name
+    select * from measured
+),
+
+means as (
+    {{ scoring_means('points', keys, ['count(*) filter (where not is_answered) as n_unanswered'], seed) }}
+)
+
+select
+    {{ keys | join(', ') }},
+    n,
+    n_unanswered,
+    mean,
+    ci_low,
+    ci_high,
+    ci_method,
+    {{ limit or 'null' }}::bigint as query_limit
+from means
 {% endmacro %}
 
 
@@ -139,6 +213,7 @@ warehouse as (
         m.size,
         m.split,
         m.system,
+        m.method,
         m.mean as value,
         m.n,
         m.n_unanswered,
@@ -152,6 +227,7 @@ warehouse as (
         and m.grain = 'turn'
         and m.variant = 'default'
         and m.n_unanswered < m.n
+        and m.query_limit is null
         and (m.is_primary or pm.metric is not null)
 ),
 
@@ -165,12 +241,13 @@ from_paper as (
         '128k' as size,
         'test' as split,
         paper.system,
+        null::varchar as method,
         paper.value,
         null::bigint as n,
         null::bigint as n_unanswered,
         null::double as ci_low,
         null::double as ci_high,
-        coalesce(paper.metric = {{ scoring_primary_metric('datasets.task', 'datasets.max_gold') }}, false)
+        coalesce(paper.metric = {{ scoring_primary_metric('datasets.task', 'datasets.dataset', 'datasets.max_gold') }}, false)
             as is_primary,
         true as is_paper_metric
     from paper
@@ -192,6 +269,7 @@ select
     split,
     source,
     system,
+    method,
     value,
     rank() over (partition by task, dataset, metric, size, split order by value desc) as rank,
     n,

@@ -7,47 +7,165 @@
 #}
 
 {#
-  One row per (system, prompt) of every run, plus imported predictions. A run is a (system,
-  task, dataset, variant, split) with at least one response; a prompt of a run without a
-  response is kept with status 'missing' so that it scores 0 instead of vanishing.
+  One row per (system, prompt) of every run, of every stage, plus imported predictions. A run is
+  a (system, task, dataset, variant, method, split) with at least one stage-1 response; a
+  stage-1 prompt of a run without a response is kept with status 'missing' so that it scores 0
+  instead of vanishing. A multi-stage method's later stage has the prompts built from the
+  system's own stage-1 answers (stage_prompts); a query turn for which none could be built
+  gets one final-stage row: 'skipped_upstream' (stage 1 failed or named nothing usable), or an
+  answered empty row when stage 1 answered with nothing to verify (a justified answer without
+  candidates). is_final marks the rows of a method's last stage, which are what is scored.
 #}
-{% macro scoring_prediction_rows(responses=none, prompts=none, imports=none) %}
+{% macro scoring_prediction_rows(
+    responses=none, prompts=none, imports=none, stage_prompts=none, stage_answers=none, queries=none, limit=none
+) %}
 {%- set responses = responses or loft_ref('responses') -%}
 {%- set prompts = prompts or loft_ref('prompts') -%}
 {%- set imports = imports or loft_ref('int_imported_predictions') -%}
+{%- set stage_prompts = stage_prompts or loft_ref('int_stage2_prompts') -%}
+{%- set stage_answers = stage_answers or loft_ref('int_stage1_answers') -%}
+{%- set queries = queries or loft_ref('queries') -%}
+{%- set limit = limit if limit is not none else loft_query_limit() -%}
 with
 
-runs as (
-    select distinct system, task, dataset, variant, split
-    from {{ responses }}
+{#- A quick try (var limit) sends only the first N dev and N test queries of each dataset
+    (seeded order, as inference.warehouse.first_queries): only those are owed. #}
+owed_queries as (
+    select distinct task, dataset, split, qid
+    from (
+        select
+            task, dataset, split, qid,
+            dense_rank() over (partition by task, dataset, split order by query_rank, qid) as position
+        from {{ queries }}
+        where split in ('dev', 'test')
+    )
+    {% if limit %}where position <= {{ limit }}{% endif %}
 ),
 
-inference as (
+runs as (
+    select distinct system, task, dataset, variant, method, split
+    from {{ responses }}
+    where stage = 1
+),
+
+stage_1 as (
     select
-        'inference' as source,
         runs.system,
         prompts.prompt_id,
         prompts.task,
         prompts.dataset,
         prompts.corpus_id,
         prompts.variant,
+        prompts.method,
+        prompts.stage,
         prompts.split,
         prompts.qid,
         prompts.turn,
+        prompts.call_index,
         prompts.n_turns,
+        prompts.payload,
         coalesce(responses.status, 'missing') as status,
         responses.raw_text,
-        responses.finish_reason,
+        responses.finish_reason
+    from {{ prompts }} as prompts
+    inner join runs using (task, dataset, variant, method, split)
+    semi join owed_queries using (task, dataset, split, qid)
+    left join {{ responses }} as responses
+        on responses.system = runs.system
+        and responses.prompt_id = prompts.prompt_id
+),
+
+stage_2 as (
+    select
+        stage_prompts.system,
+        stage_prompts.prompt_id,
+        stage_prompts.task,
+        stage_prompts.dataset,
+        stage_prompts.corpus_id,
+        stage_prompts.variant,
+        stage_prompts.method,
+        stage_prompts.stage,
+        stage_prompts.split,
+        stage_prompts.qid,
+        stage_prompts.turn,
+        stage_prompts.call_index,
+        stage_prompts.n_turns,
+        stage_prompts.payload,
+        coalesce(responses.status, 'missing') as status,
+        responses.raw_text,
+        responses.finish_reason
+    from {{ stage_prompts }} as stage_prompts
+    left join {{ responses }} as responses
+        on responses.system = stage_prompts.system
+        and responses.prompt_id = stage_prompts.prompt_id
+),
+
+{#- A justified answer that parsed (strict) but gave verification nothing to judge is an
+    answer: the empty one. Anything else without a stage-2 prompt was skipped upstream. #}
+upstream as (
+    select
+        system, task, dataset, corpus_id, variant, method, qid, turn,
+        bool_and(status = 'ok' and parse_status_strict in ('ok', 'repaired')) as parsed_everywhere,
+        bool_or(payload_strict is not null) as has_payload
+    from {{ stage_answers }}
+    group by all
+),
+
+unbuilt as (
+    select distinct
+        stage_1.system, stage_1.task, stage_1.dataset, stage_1.corpus_id, stage_1.variant, stage_1.method,
+        stage_1.split, stage_1.qid, stage_1.turn, stage_1.n_turns
+    from stage_1
+    anti join {{ stage_prompts }} as built
+        using (system, task, dataset, corpus_id, variant, method, qid, turn)
+    where loft_method_stages(stage_1.method) = 2
+),
+
+skipped as (
+    select
+        unbuilt.system,
+        unbuilt.task || '/' || unbuilt.dataset || '/' || unbuilt.corpus_id || '/' || unbuilt.variant || '/'
+            || unbuilt.qid || '/' || unbuilt.turn || '/' || unbuilt.method || '/s2/c0' as prompt_id,
+        unbuilt.task,
+        unbuilt.dataset,
+        unbuilt.corpus_id,
+        unbuilt.variant,
+        unbuilt.method,
+        2::bigint as stage,
+        unbuilt.split,
+        unbuilt.qid,
+        unbuilt.turn,
+        0::bigint as call_index,
+        unbuilt.n_turns,
+        case when coalesce(upstream.parsed_everywhere and upstream.has_payload, false)
+             then '{"nothing_to_verify": true}' end as payload,
+        case when coalesce(upstream.parsed_everywhere and upstream.has_payload, false) then 'ok'
+             else 'skipped_upstream' end as status,
+        null::varchar as raw_text,
+        null::varchar as finish_reason
+    from unbuilt
+    left join upstream using (system, task, dataset, corpus_id, variant, method, qid, turn)
+),
+
+inference as (
+    select * from stage_1
+    union all by name
+    select * from stage_2
+    union all by name
+    select * from skipped
+),
+
+final_inference as (
+    select
+        'inference' as source,
+        *,
+        stage = loft_method_stages(method) as is_final,
         null::varchar[] as given_answers,
         null::varchar as given_answers_json,
         'shown' as id_space,
         null::varchar as import_file,
         null::bigint as import_line
-    from {{ prompts }} as prompts
-    inner join runs using (task, dataset, variant, split)
-    left join {{ responses }} as responses
-        on responses.system = runs.system
-        and responses.prompt_id = prompts.prompt_id
+    from inference
 ),
 
 imported as (
@@ -59,13 +177,18 @@ imported as (
         dataset,
         corpus_id,
         variant,
+        'cic' as method,
+        1::bigint as stage,
         split,
         qid,
         turn,
+        0::bigint as call_index,
         n_turns,
+        null::varchar as payload,
         status,
         raw_text,
         null::varchar as finish_reason,
+        true as is_final,
         given_answers,
         given_answers_json,
         id_space,
@@ -74,7 +197,7 @@ imported as (
     from {{ imports }}
 )
 
-select * from inference
+select * from final_inference
 union all by name
 select * from imported
 {% endmacro %}
@@ -166,8 +289,10 @@ left join (select distinct task, dataset, corpus_id, pid from {{ corpus }}) as c
 {%- set rows = rows or loft_ref('int_prediction_rows') -%}
 select
     *,
-    case when status = 'ok' and given_answers is null then loft_parse_loft(raw_text) end as parsed_loft,
-    case when status = 'ok' and given_answers is null then loft_parse_strict(raw_text, task) end as parsed_strict
+    case when status = 'ok' and given_answers is null
+        then loft_parse_response(raw_text, 'loft', task, method, stage, payload) end as parsed_loft,
+    case when status = 'ok' and given_answers is null
+        then loft_parse_response(raw_text, 'strict', task, method, stage, payload) end as parsed_strict
 from {{ rows }}
 {% endmacro %}
 
@@ -200,38 +325,46 @@ parsed as (
 answers as (
     select
         * exclude (parsed_loft, parsed_strict, given_answers, given_answers_json),
+        {%- for rule in ['loft', 'strict'] %}
         case
             when not is_answered then []::varchar[]
             when given_answers is not null then given_answers
-            else parsed_loft.answers
-        end as answer_loft,
+            else parsed_{{ rule }}.answers
+        end as answer_{{ rule }},
         case
             when not is_answered then '[]'
             when given_answers is not null then given_answers_json
-            else parsed_loft.answers_json
-        end as answer_loft_json,
+            else parsed_{{ rule }}.answers_json
+        end as answer_{{ rule }}_json,
         case
             when not is_answered then 'not_answered'
             when given_answers is not null then 'given'
-            else parsed_loft.status
-        end as parse_status_loft,
-        case
-            when not is_answered then []::varchar[]
-            when given_answers is not null then given_answers
-            else parsed_strict.answers
-        end as answer_strict,
-        case
-            when not is_answered then '[]'
-            when given_answers is not null then given_answers_json
-            else parsed_strict.answers_json
-        end as answer_strict_json,
-        case
-            when not is_answered then 'not_answered'
-            when given_answers is not null then 'given'
-            else parsed_strict.status
-        end as parse_status_strict
+            else parsed_{{ rule }}.status
+        end as parse_status_{{ rule }},
+        parsed_{{ rule }}.detail as parse_detail_{{ rule }},
+        parsed_{{ rule }}.payload as answer_payload_{{ rule }}{{ ',' if not loop.last }}
+        {%- endfor %}
     from parsed
 ),
+
+{#- QUEST-LOFT reads a justified answer to an entity question as the titles of the documents
+    it names in answer_doc_ids (seed 002 §3.5), not as free-text names. #}
+{%- for rule in ['loft', 'strict'] %}
+entity_titles_{{ rule }} as (
+    select cited.row_id, list(corpus.title order by cited.position) as titles
+    from (
+        select answers.row_id, answers.task, answers.dataset, answers.corpus_id, answers.variant, ids.shown_id, ids.position
+        from answers,
+            unnest(from_json(answers.answer_payload_{{ rule }}, '{"answer_doc_ids": ["VARCHAR"]}').answer_doc_ids)
+                with ordinality as ids(shown_id, position)
+        where answers.dataset in {{ scoring_multi_answer_datasets() }}
+    ) as cited
+    inner join {{ prompt_doc_ids }} as doc_ids using (task, dataset, corpus_id, variant, shown_id)
+    inner join (select distinct task, dataset, corpus_id, pid, title from {{ corpus }}) as corpus
+        using (task, dataset, corpus_id, pid)
+    group by cited.row_id
+),
+{%- endfor %}
 
 retrieval as (
     select * from answers where task = 'retrieval'
@@ -269,7 +402,7 @@ retrieval_ids as (
         coalesce(loft_lists.pids, []) as pids_loft,
         coalesce(loft_lists.unknown_ids, []) as unknown_ids_loft,
         bool_or(retrieval.id_space = 'shown' and len(coalesce(loft_lists.unknown_ids, [])) > 0)
-            over (partition by retrieval.source, retrieval.system, retrieval.variant,
+            over (partition by retrieval.source, retrieval.system, retrieval.variant, retrieval.method,
                                retrieval.task, retrieval.dataset, retrieval.qid) as query_dropped_loft,
         coalesce(strict_lists.pids, []) as pids_strict,
         coalesce(strict_lists.unknown_ids, []) as unknown_ids_strict
@@ -286,20 +419,28 @@ select
     answers.dataset,
     answers.corpus_id,
     answers.variant,
+    answers.method,
+    answers.stage,
+    answers.is_final,
     answers.split,
     answers.qid,
     answers.turn,
+    answers.call_index,
     answers.n_turns,
     answers.status,
     answers.is_answered,
     answers.raw_text,
     answers.finish_reason,
-    answers.answer_loft,
-    answers.answer_loft_json,
+    answers.payload,
+    coalesce(entity_titles_loft.titles, answers.answer_loft) as answer_loft,
+    coalesce(to_json(entity_titles_loft.titles)::varchar, answers.answer_loft_json) as answer_loft_json,
     answers.parse_status_loft,
-    answers.answer_strict,
-    answers.answer_strict_json,
+    answers.parse_detail_loft,
+    coalesce(entity_titles_strict.titles, answers.answer_strict) as answer_strict,
+    coalesce(to_json(entity_titles_strict.titles)::varchar, answers.answer_strict_json) as answer_strict_json,
     answers.parse_status_strict,
+    answers.parse_detail_strict,
+    answers.answer_payload_strict,
     answers.id_space,
     case when retrieval_ids.query_dropped_loft then []::varchar[] else retrieval_ids.pids_loft end
         as pred_pids_loft,
@@ -311,4 +452,6 @@ select
     answers.import_line
 from answers
 left join retrieval_ids using (row_id)
+left join entity_titles_loft using (row_id)
+left join entity_titles_strict using (row_id)
 {% endmacro %}

@@ -25,10 +25,17 @@
     ('qampari', 'quest')
 {%- endmacro %}
 
+{# Lost in the Middle key-value retrieval datasets (task litm). #}
+{% macro scoring_key_value_datasets() -%}
+    ('kv_retrieval')
+{%- endmacro %}
+
 {# The key columns every score row carries from its prediction. #}
 {% macro scoring_key_columns(alias) -%}
     {{ alias }}.source,
     {{ alias }}.system,
+    {{ alias }}.method,
+    {{ alias }}.stage,
     {{ alias }}.task,
     {{ alias }}.dataset,
     {{ alias }}.corpus_id,
@@ -42,7 +49,7 @@
 {%- endmacro %}
 
 {% macro scoring_key_names() -%}
-    source, system, task, dataset, corpus_id, variant, split, qid, turn, n_turns, status, is_answered
+    source, system, method, stage, task, dataset, corpus_id, variant, split, qid, turn, n_turns, status, is_answered
 {%- endmacro %}
 
 
@@ -127,7 +134,9 @@ base as (
         {{ scoring_empty_answer_flags() }},
         p.is_answered and coalesce(trim(p.raw_text), '') = '' as empty_raw
     {{ scoring_predictions_with_queries(predictions, queries) }}
-    where p.task = 'rag' and p.dataset not in {{ scoring_multi_answer_datasets() }}
+    where (p.task = 'rag' and p.dataset not in {{ scoring_multi_answer_datasets() }})
+        or p.task = 'rr'
+        or (p.task = 'litm' and p.dataset not in {{ scoring_key_value_datasets() }})
 ),
 
 normalized as materialized (
@@ -406,6 +415,8 @@ conversations as (
     select
         source,
         system,
+        method,
+        stage,
         task,
         dataset,
         corpus_id,
@@ -431,19 +442,162 @@ select *, 'conversation' as grain from conversations
 
 
 {#
+  QUEST-LOFT-128K-Revised (seed 002 §4.1, App. E; seeds/quest_loft_revised_gold.csv): for a
+  QUEST query whose question the appendix revises, the gold is its MATCH answers and its
+  DEBATABLE answers are removed from both gold and prediction; every other answer counts as
+  NO_MATCH. Set precision, recall, F1, accuracy (set equality) and subspan_em (every gold
+  answer predicted), rule 'revised', on the strict answer (normalised, distinct, non-empty).
+  An empty side scores 1 only against an empty other side. Questions match after
+  normalisation (loft_normalize); queries the appendix does not list get no revised rows.
+#}
+{% macro scoring_quest_revised_scores(predictions, queries, revised) %}
+with
+
+revisions as (
+    select
+        loft_normalize(question) as question_key,
+        list_distinct(list(loft_normalize(answer)) filter (where rating = 'MATCH')) as gold_set,
+        coalesce(list_distinct(list(loft_normalize(answer)) filter (where rating = 'DEBATABLE')), []) as debatable
+    from {{ revised }}
+    where question_set = 'revised'
+    group by all
+),
+
+base as (
+    select
+        {{ scoring_key_columns('p') }},
+        {{ scoring_empty_answer_flags() }},
+        coalesce(revisions.gold_set, []) as gold_set,
+        list_filter(
+            list_distinct(list_filter(list_transform(p.answer_strict, lambda a: loft_normalize(a)), lambda a: a <> '')),
+            lambda a: not list_contains(revisions.debatable, a)
+        ) as pred_set
+    {{ scoring_predictions_with_queries(predictions, queries) }}
+    inner join revisions on revisions.question_key = loft_normalize(q.query_text)
+    where p.task = 'rag' and p.dataset = 'quest'
+),
+
+counted as (
+    select
+        *,
+        len(list_filter(pred_set, lambda a: list_contains(gold_set, a))) as hits
+    from base
+),
+
+rates as (
+    select
+        *,
+        case when len(pred_set) > 0 then hits / len(pred_set) else (len(gold_set) = 0)::double end as set_precision,
+        case when len(gold_set) > 0 then hits / len(gold_set) else (len(pred_set) = 0)::double end as set_recall
+    from counted
+)
+
+select
+    {{ scoring_key_names() }},
+    'revised' as rule,
+    empty_strict as is_empty,
+    unnest([
+        {'metric': 'set_precision', 'value': set_precision},
+        {'metric': 'set_recall', 'value': set_recall},
+        {
+            'metric': 'set_f1',
+            'value': case when set_precision + set_recall = 0 then 0.0
+                          else 2 * set_precision * set_recall / (set_precision + set_recall) end
+        },
+        {'metric': 'set_accuracy', 'value': (list_sort(gold_set) = list_sort(pred_set))::double},
+        {'metric': 'subspan_em', 'value': (hits = len(gold_set))::double}
+    ], recursive := true)
+from rates
+{% endmacro %}
+
+
+{#
+  Lost in the Middle key-value retrieval (seed 004): correct iff the value appears in the raw
+  answer, compared lower-cased, as that paper's evaluation script does.
+#}
+{% macro scoring_key_value_scores(predictions, queries) %}
+select
+    {{ scoring_key_columns('p') }},
+    'kv_accuracy' as metric,
+    'raw' as rule,
+    p.is_answered and coalesce(trim(p.raw_text), '') = '' as is_empty,
+    coalesce(contains(lower(p.raw_text), lower(from_json(q.gold, '["VARCHAR"]')[1])), false)::double as value
+{{ scoring_predictions_with_queries(predictions, queries) }}
+where p.task = 'litm' and p.dataset in {{ scoring_key_value_datasets() }}
+{% endmacro %}
+
+
+{#
   The primary metric of a dataset (paper Table 2): recall@1 for single-gold retrieval,
   MRecall@k with k = max_gold for multi-gold retrieval, subspan EM for RAG, execution
-  accuracy for SQL, accuracy (em) for many-shot ICL.
+  accuracy for SQL, accuracy (em) for many-shot ICL; the studies' own: best-subspan EM on the
+  first line (Lost in the Middle QA), the value in the answer (key-value retrieval), R&R's
+  symmetric fuzzy match.
 #}
-{% macro scoring_primary_metric(task, max_gold) -%}
+{% macro scoring_primary_metric(task, dataset, max_gold) -%}
     case {{ task }}
         when 'retrieval' then
             case when coalesce({{ max_gold }}, 1) <= 1 then 'recall@1' else 'mrecall@' || {{ max_gold }} end
         when 'rag' then 'subspan_em'
         when 'sql' then 'exec_acc'
         when 'icl' then 'em'
+        when 'litm' then case when {{ dataset }} in {{ scoring_key_value_datasets() }} then 'kv_accuracy'
+                              else 'litm_best_subspan_em' end
+        when 'rr' then 'rr_fuzzy_match'
     end
 {%- endmacro %}
+
+{# The rule a dataset's primary metric is read under: raw for the Lost in the Middle metrics. #}
+{% macro scoring_primary_rule(task) -%}
+    case when {{ task }} = 'litm' then 'raw' else 'loft' end
+{%- endmacro %}
+
+
+{#
+  What is scored per query turn: the final stage's rows of each method, a multi-call final
+  stage (one verification call per candidate) read as one answer: the calls' answers in call
+  order, answered only if every call was (else its first other status).
+#}
+{% macro scoring_final_predictions(predictions) %}
+with
+
+final_rows as (
+    select * from {{ predictions }} where is_final
+),
+
+multi_call as (
+    select distinct source, system, method, task, dataset, corpus_id, variant, split, qid, turn
+    from final_rows
+    where call_index > 0
+),
+
+single as (
+    select * from final_rows
+    anti join multi_call using (source, system, method, task, dataset, corpus_id, variant, split, qid, turn)
+),
+
+combined as (
+    select
+        source, system, method, stage, task, dataset, corpus_id, variant, split, qid, turn,
+        max(n_turns) as n_turns,
+        coalesce(arg_min(status, call_index) filter (where status <> 'ok'), 'ok') as status,
+        bool_and(is_answered) as is_answered,
+        flatten(list(answer_loft order by call_index)) as answer_loft,
+        flatten(list(answer_strict order by call_index)) as answer_strict,
+        to_json(flatten(list(answer_loft order by call_index)))::varchar as answer_loft_json,
+        to_json(flatten(list(answer_strict order by call_index)))::varchar as answer_strict_json,
+        string_agg(raw_text, chr(10) order by call_index) as raw_text,
+        []::varchar[] as pred_pids_loft,
+        []::varchar[] as pred_pids_strict
+    from final_rows
+    semi join multi_call using (source, system, method, task, dataset, corpus_id, variant, split, qid, turn)
+    group by all
+)
+
+select * from single
+union all by name
+select * from combined
+{% endmacro %}
 
 
 {#
@@ -451,18 +605,23 @@ select *, 'conversation' as grain from conversations
   Rows that were not answered (status not 'ok': blocked, error, skipped_*, missing) score 0
   and stay in the table; is_answered and status say why.
 #}
-{% macro scoring_scores(predictions=none, queries=none, datasets=none, size=none) %}
+{% macro scoring_scores(predictions=none, queries=none, datasets=none, size=none, prompts=none, revised=none) %}
 {%- set predictions = predictions or loft_ref('predictions') -%}
 {%- set queries = queries or loft_ref('queries') -%}
 {%- set datasets = datasets or loft_ref('stg_datasets') -%}
+{%- set prompts = prompts or loft_ref('prompts') -%}
+{%- set revised = revised or source('reference', 'quest_loft_revised_gold') -%}
 {%- set size = size or loft_size() -%}
 with
 
-retrieval as ({{ scoring_retrieval_scores(predictions, queries) }}),
-rag_single as ({{ scoring_rag_single_scores(predictions, queries) }}),
-rag_multi as ({{ scoring_rag_multi_scores(predictions, queries) }}),
-icl as ({{ scoring_icl_scores(predictions, queries) }}),
-sql_exec as ({{ scoring_sql_scores(predictions, queries) }}),
+final_predictions as materialized ({{ scoring_final_predictions(predictions) }}),
+retrieval as ({{ scoring_retrieval_scores('final_predictions', queries) }}),
+rag_single as ({{ scoring_rag_single_scores('final_predictions', queries) }}),
+rag_multi as ({{ scoring_rag_multi_scores('final_predictions', queries) }}),
+icl as ({{ scoring_icl_scores('final_predictions', queries) }}),
+sql_exec as ({{ scoring_sql_scores('final_predictions', queries) }}),
+key_value as ({{ scoring_key_value_scores('final_predictions', queries) }}),
+quest_revised as ({{ scoring_quest_revised_scores('final_predictions', queries, revised) }}),
 
 all_scores as (
     select *, 'turn' as grain from retrieval
@@ -474,12 +633,25 @@ all_scores as (
     select *, 'turn' as grain from icl
     union all by name
     select * from sql_exec
+    union all by name
+    select *, 'turn' as grain from key_value
+    union all by name
+    select *, 'turn' as grain from quest_revised
+),
+
+{#- Where the gold sat in the query's (first-stage) prompt: position data for every score. #}
+positions as (
+    select task, dataset, corpus_id, variant, method, qid, turn, gold_positions, gold_depth, gold_token_offset, n_documents
+    from {{ prompts }}
+    where stage = 1 and call_index = 0
 )
 
 select
     '{{ size }}' as size,
     all_scores.source,
     all_scores.system,
+    all_scores.method,
+    all_scores.stage,
     all_scores.task,
     all_scores.dataset,
     all_scores.corpus_id,
@@ -497,10 +669,15 @@ select
     all_scores.is_answered,
     coalesce(all_scores.is_empty, false) as is_empty_answer,
     coalesce(
-        all_scores.metric = {{ scoring_primary_metric('datasets.task', 'datasets.max_gold') }}
-        and all_scores.rule = 'loft' and all_scores.grain = 'turn',
+        all_scores.metric = {{ scoring_primary_metric('datasets.task', 'datasets.dataset', 'datasets.max_gold') }}
+        and all_scores.rule = {{ scoring_primary_rule('datasets.task') }} and all_scores.grain = 'turn',
         false
-    ) as is_primary
+    ) as is_primary,
+    positions.gold_positions,
+    positions.gold_depth,
+    positions.gold_token_offset,
+    positions.n_documents
 from all_scores
 left join {{ datasets }} as datasets using (task, dataset)
+left join positions using (task, dataset, corpus_id, variant, method, qid, turn)
 {% endmacro %}

@@ -12,7 +12,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from loft_warehouse import settings
+from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.settings import PROJECT_ROOT, data_dir
+from loft_warehouse.tokens import TokenCounter, counter
 
 DBT = str(Path(sys.executable).with_name("dbt"))
 
@@ -38,6 +41,15 @@ def shared_data() -> Path:
         return data_dir()
     except Exception as exc:  # noqa: BLE001 - any configuration problem means no data here
         pytest.skip(f"no shared data: {exc}")
+
+
+@pytest.fixture(scope="session")
+def tokens() -> TokenCounter:
+    """The shared SentencePiece model (skips when the shared data is absent)."""
+    try:
+        return counter(settings.tokenizer_model())
+    except ConfigurationError:
+        pytest.skip("shared tokenizer model not available")
 
 
 @pytest.fixture(scope="session")

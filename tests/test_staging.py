@@ -92,6 +92,7 @@ def test_datasets_frame(root, tokenizer):
         "budget": 115_200,
         "contexts": ["128k"],
         "context_budgets": [115_200],
+        "per_query_corpus": False,
         "tokenizer": "mistral_tokenizer.model.v1",
         "seed": SEED,
     }

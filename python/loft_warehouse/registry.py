@@ -30,6 +30,8 @@ class DatasetSpec:
     no_test_at: tuple[str, ...] = ("32k",)
     splits: dict[str, int] = field(default_factory=lambda: {"few_shot": 5, "dev": 10, "test": 100})
     contexts: tuple[str, ...] = ()
+    study: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
 
     def split_sizes(self, size_label: str) -> dict[str, int]:
         """Split sizes at one benchmark size (no test split where the paper has none)."""
@@ -42,6 +44,7 @@ class DatasetSpec:
 def _spec(entry: dict[str, Any], defaults: dict[str, Any]) -> DatasetSpec:
     merged = {**defaults, **entry}
     merged["splits"] = {**defaults.get("splits", {}), **entry.get("splits", {})}
+    merged["options"] = dict(entry.get("options") or {})
     for key in ("sizes", "no_test_at", "contexts"):
         merged[key] = tuple(merged.get(key) or ())
     try:
@@ -95,23 +98,32 @@ def parse_selection(only: str | list[str] | tuple[str, ...] | None) -> tuple[str
     return tuple(sorted({item.strip() for item in items if item.strip()}))
 
 
+def _selected(name: str, only: tuple[str, ...]) -> bool:
+    """Whether "task/dataset" is named in a selection, directly or by "task/*"."""
+    return name in only or f"{name.partition('/')[0]}/*" in only
+
+
 def specs_for_size(root: Path, size_label: str, only: tuple[str, ...] = ()) -> list[DatasetSpec]:
     """What one size builds: released datasets as released, the rest from raw sources.
 
     A dataset present in the release for this size is never rebuilt from raw data. `only`
-    restricts the build to "task/dataset" names; a name that matches nothing is an error.
+    restricts the build to "task/dataset" names ("task/*" names a whole task family); a name
+    that matches nothing is an error. Study datasets (the positional studies: `study: true` in
+    the registry) are built only when named.
     """
     chosen = {(s.task, s.dataset): s for s in released_specs(root, size_label)}
     for spec in specs():
         if spec.source == "loft_release" or size_label not in spec.sizes:
             continue
         chosen.setdefault((spec.task, spec.dataset), spec)
+    names = {f"{task}/{dataset}": spec for (task, dataset), spec in chosen.items()}
     if not only:
-        return list(chosen.values())
-    unknown = set(only) - {f"{task}/{dataset}" for task, dataset in chosen}
+        return [spec for spec in chosen.values() if not spec.study]
+    families = {f"{name.partition('/')[0]}/*" for name in names}
+    unknown = set(only) - set(names) - families
     if unknown:
         raise ConfigurationError(
             f"datasets {sorted(unknown)} are not built at size {size_label}; "
-            f"known: {sorted(f'{t}/{d}' for t, d in chosen)}"
+            f"known: {sorted(names)} (or a whole family: {sorted(families)})"
         )
-    return [spec for key, spec in chosen.items() if f"{key[0]}/{key[1]}" in only]
+    return [spec for name, spec in names.items() if _selected(name, only)]

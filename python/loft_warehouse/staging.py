@@ -22,7 +22,7 @@ from loft_warehouse import registry, settings
 from loft_warehouse.errors import BadInputError
 from loft_warehouse.registry import DatasetSpec
 from loft_warehouse.sources import loft_release
-from loft_warehouse.sources.base import Document, SourceData
+from loft_warehouse.sources.base import CorpusRequest, Document, SourceData
 from loft_warehouse.tokens import TokenCounter, counter
 
 DOCUMENT_SCHEMA = {
@@ -36,6 +36,7 @@ DOCUMENT_SCHEMA = {
     "label": pl.String,
     "n_tokens": pl.Int64,
     "pool_rank": pl.Int64,
+    "draw_rank": pl.Int64,
     "is_released": pl.Boolean,
     "source_file": pl.String,
     "source_row": pl.Int64,
@@ -73,6 +74,7 @@ DATASET_SCHEMA = {
     "budget": pl.Int64,
     "contexts": pl.List(pl.String),
     "context_budgets": pl.List(pl.Int64),
+    "per_query_corpus": pl.Boolean,
     "tokenizer": pl.String,
     "seed": pl.Int64,
 }
@@ -129,8 +131,11 @@ def _validate(spec: DatasetSpec, data: SourceData) -> None:
                 f"(first at {first.source_file}:{first.source_row})",
             )
         seen[key] = doc
+    built_corpora = {corpus_id for corpus_id, _ in seen}
     for query in data.queries:
         corpus_id = query.corpus_id
+        if spec.study and corpus_id not in built_corpora:
+            continue  # a study question outside this size's splits: no corpus was built for it
         for pid in {p for pids in query.gold_pids for p in pids} | set(query.relevant_pids):
             if (corpus_id, pid) not in seen:
                 raise BadInputError(
@@ -141,13 +146,35 @@ def _validate(spec: DatasetSpec, data: SourceData) -> None:
                 )
 
 
+def _per_query_corpora(
+    spec: DatasetSpec, data: SourceData, size_label: str, tokens: TokenCounter, seed: int
+) -> SourceData:
+    """A study's question corpora: built for the questions this size's splits take (every study
+    question is eligible, so they are the first ones of the seeded query draw)."""
+    assert data.corpus_for is not None
+    wanted = sum(spec.split_sizes(size_label).values())
+    ranks = draw_ranks(len(data.queries), seed, _query_draw_key(spec))
+    needed = [query for _, query in sorted(zip(ranks, data.queries, strict=True), key=lambda pair: pair[0])][:wanted]
+    request = CorpusRequest(
+        queries=needed,
+        budget=settings.size(size_label).budget,
+        seed=seed,
+        n_tokens=lambda document: tokens.count([sized_text(spec.task, document)])[0],
+    )
+    return SourceData(data.corpus_for(request), data.queries)
+
+
+def _query_draw_key(spec: DatasetSpec) -> str:
+    return f"{spec.source}:{spec.source_name or spec.dataset}:queries"
+
+
 def _documents_frame(
     spec: DatasetSpec, data: SourceData, released: bool, tokens: TokenCounter, seed: int
 ) -> pl.DataFrame:
     docs = data.documents
     n_tokens = tokens.count([sized_text(spec.task, d) for d in docs])
     draw_key = f"{spec.source}:{spec.source_name or spec.dataset}:documents"
-    if released or spec.task == "sql":
+    if released or spec.task == "sql" or spec.study:
         ranks = np.arange(len(docs), dtype=np.int64)
     else:
         ranks = draw_ranks(len(docs), seed, draw_key)
@@ -163,6 +190,7 @@ def _documents_frame(
             "label": [d.label for d in docs],
             "n_tokens": n_tokens,
             "pool_rank": ranks,
+            "draw_rank": [d.draw_rank for d in docs],
             "is_released": [released] * len(docs),
             "source_file": [d.source_file for d in docs],
             "source_row": [d.source_row for d in docs],
@@ -176,7 +204,7 @@ def _queries_frame(spec: DatasetSpec, data: SourceData, released: bool, seed: in
     if released:
         ranks = np.arange(len(queries), dtype=np.int64)
     else:
-        ranks = draw_ranks(len(queries), seed, f"{spec.source}:{spec.source_name or spec.dataset}:queries")
+        ranks = draw_ranks(len(queries), seed, _query_draw_key(spec))
     rows: list[dict] = []
     for query, rank in zip(queries, ranks, strict=True):
         for turn, text in enumerate(query.turns):
@@ -223,6 +251,7 @@ def _dataset_row(spec: DatasetSpec, size_label: str, released: bool, tokenizer: 
         "budget": size.budget,
         "contexts": contexts,
         "context_budgets": [settings.context(c).budget for c in contexts],
+        "per_query_corpus": spec.study,
         "tokenizer": tokenizer,
         "seed": seed,
     }
@@ -237,6 +266,8 @@ def stage_size(
     for spec in registry.specs_for_size(root, size_label, only):
         released = spec.source == "loft_release"
         data = _load(spec, root, size_label)
+        if data.corpus_for is not None:
+            data = _per_query_corpora(spec, data, size_label, tokens, seed)
         _validate(spec, data)
         dataset_rows.append(_dataset_row(spec, size_label, released, tokens.name, seed))
         document_frames.append(_documents_frame(spec, data, released, tokens, seed))

@@ -1,6 +1,7 @@
-"""The dbt models `responses` and `cost_estimates`, built by dbt in a scratch project whose
-upstream prompt tables are small hand-made stubs: skips without keys, real calls through the
-real clients with keys pointed at the fixture, and no planted key anywhere on disk."""
+"""The dbt models of the calls (every stage's responses, `responses`, `cost_estimates`), built by
+dbt in a scratch project whose upstream prompt tables are small hand-made stubs: skips without
+keys, real calls through the real clients with keys pointed at the fixture, and no planted key
+anywhere on disk."""
 
 from __future__ import annotations
 
@@ -17,7 +18,16 @@ from loft_warehouse.settings import PROJECT_ROOT
 from tests.inference.support import gemini_system, openai_system, write_systems
 
 DBT = str(Path(sys.executable).with_name("dbt"))
-MARTS = PROJECT_ROOT / "models" / "loft_128k" / "marts"
+MODELS = PROJECT_ROOT / "models" / "loft_128k"
+COPIED = (
+    "marts/loft_128k__responses.sql",
+    "marts/loft_128k__cost_estimates.py",
+    "marts/_marts__inference.yml",
+    "intermediate/loft_128k__int_stage1_responses.py",
+    "intermediate/loft_128k__int_stage1_answers.sql",
+    "intermediate/loft_128k__int_stage2_prompts.py",
+    "intermediate/loft_128k__int_stage2_responses.py",
+)
 PLANTED = {
     "LOFT_TEST_OPENAI_KEY": "sk-PLANTED-0penai-53cr3t-4f9e",
     "LOFT_TEST_GEMINI_KEY": "gm-PLANTED-g3m-53cr3t-77aa",
@@ -31,7 +41,9 @@ STUBS = {
 select 'p1' as prefix_id, 'retrieval' as task, 'nq' as dataset, 'nq' as corpus_id,
        'default' as variant, e'{PREFIX}' as text, 'h' as content_hash, 40::bigint as n_tokens""",
     "loft_128k__prompts": """
-select * from (values
+select *, 'cic' as method, 1::bigint as stage, 0::bigint as call_index, []::varchar[] as segment_ids,
+       null::varchar as payload, 2::bigint as n_documents
+from (values
   ('retrieval/nq/nq/default/q1/0', 'retrieval', 'nq', 'nq', 'default', 'dev', 'q1', 0::bigint, 1::bigint,
    'p1', '', e'query: which animal purrs\\n', 40::bigint, 45::bigint),
   ('retrieval/nq/nq/default/q2/0', 'retrieval', 'nq', 'nq', 'default', 'dev', 'q2', 0::bigint, 1::bigint,
@@ -40,14 +52,16 @@ select * from (values
    'p1', '', e'question: who purrs\\n', 40::bigint, 45::bigint)
 ) as t(prompt_id, task, dataset, corpus_id, variant, split, qid, turn, n_turns, prefix_id, head, suffix,
        n_tokens_prefix, n_tokens_total)""",
+    "loft_128k__prompt_segments": "select 's0' as segment_id, e'unused\\n' as text",
+    "loft_128k__stg_datasets": "select 'retrieval' as task, 'nq' as dataset, true as has_title, ['128k'] as contexts",
     "loft_128k__prompt_doc_ids": """
 select * from (values ('retrieval', 'nq', 'nq', 'default', 0::bigint, '0', 'pc'),
                       ('retrieval', 'nq', 'nq', 'default', 1::bigint, '1', 'ps'))
   as t(task, dataset, corpus_id, variant, position, shown_id, pid)""",
     "loft_128k__corpus": """
-select * from (values ('retrieval', 'nq', 'nq', 'pc', 'Cats', 'cats purr'),
-                      ('retrieval', 'nq', 'nq', 'ps', 'Sea', 'the sea is salty'))
-  as t(task, dataset, corpus_id, pid, title, text)""",
+select * from (values ('retrieval', 'nq', 'nq', 'pc', 'Cats', 'cats purr', 3::bigint),
+                      ('retrieval', 'nq', 'nq', 'ps', 'Sea', 'the sea is salty', 4::bigint))
+  as t(task, dataset, corpus_id, pid, title, text, n_tokens)""",
     "loft_128k__queries": """
 select * from (values ('retrieval', 'nq', 'nq', 'q1', 0::bigint, 'which cats purr'),
                       ('retrieval', 'nq', 'nq', 'q2', 0::bigint, 'salty sea water'))
@@ -58,13 +72,14 @@ select * from (values ('retrieval', 'nq', 'nq', 'q1', 0::bigint, 'which cats pur
 def _project(root: Path) -> Path:
     project = root / "project"
     marts = project / "models" / "loft_128k" / "marts"
-    marts.mkdir(parents=True)
+    for folder in ("marts", "intermediate"):
+        (project / "models" / "loft_128k" / folder).mkdir(parents=True)
     for name in ("dbt_project.yml", "profiles.yml"):
         shutil.copy(PROJECT_ROOT / name, project / name)
     shutil.copytree(PROJECT_ROOT / "macros", project / "macros")
     shutil.copytree(PROJECT_ROOT / "tests" / "dbt", project / "tests" / "dbt")
-    for name in ("loft_128k__responses.py", "loft_128k__cost_estimates.py", "_marts__inference.yml"):
-        shutil.copy(MARTS / name, marts / name)
+    for name in COPIED:
+        shutil.copy(MODELS / name, project / "models" / "loft_128k" / name)
     for name, sql in STUBS.items():
         (marts / f"{name}.sql").write_text(sql)
     prices = PROJECT_ROOT / "seeds" / "model_prices.csv"

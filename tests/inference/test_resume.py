@@ -13,7 +13,7 @@ import polars as pl
 from loft_warehouse.inference import runner
 from loft_warehouse.inference.store import ResponseStore
 from loft_warehouse.settings import PROJECT_ROOT
-from tests.inference.support import PREFIXES, make_prompts, openai_system, systems_from
+from tests.inference.support import PREFIXES, inputs, make_prompts, openai_system, systems_from
 
 N_PROMPTS = 60
 CONCURRENCY = 4
@@ -66,10 +66,27 @@ def test_sigkill_then_rerun_completes_only_the_rest(tmp_path, api_env):
         api_env.state.requests.clear()
         frame = runner.run(
             runner.RunInputs(make_prompts(N_PROMPTS, 0), dict(PREFIXES)),
-            systems, store, "128k", {}, emit=lambda line: None,
+            systems,
+            store,
+            "128k",
+            {},
+            emit=lambda line: None,
         )
     rerun = [_qid(r.body["messages"][0]["content"]) for r in api_env.state.generation_requests()]
     assert len(rerun) == N_PROMPTS - len(kept)
     assert set(rerun).isdisjoint({r.qid for r in kept})
     assert frame.height == N_PROMPTS
     assert frame.filter(pl.col("status") == "ok").height == N_PROMPTS
+
+
+def test_rows_with_the_same_messages_share_one_call(tmp_path, api_env, store):
+    prompts = make_prompts(3, 0)
+    twins = prompts.with_columns(
+        pl.col("prompt_id") + "/twin", pl.lit("no_cot").alias("variant")
+    )  # other rows, the very same prompt text
+    systems = systems_from(tmp_path, [openai_system()])
+    frame = runner.run(inputs(pl.concat([prompts, twins])), systems, store, "128k", {}, emit=lambda line: None)
+    assert frame.height == 6 and set(frame["status"]) == {"ok"}
+    assert len(api_env.state.generation_requests()) == 3
+    by_text = frame.group_by("qid").agg(pl.col("raw_text").n_unique())
+    assert by_text["raw_text"].to_list() == [1, 1, 1]

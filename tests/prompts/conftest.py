@@ -11,10 +11,6 @@ import json
 import polars as pl
 import pytest
 
-from loft_warehouse import settings
-from loft_warehouse.errors import ConfigurationError
-from loft_warehouse.tokens import TokenCounter, counter
-
 OKAZAKI = "Shinji Okazaki is a Japanese footballer who plays as a forward."
 SONG = "\"Ain't Thinkin' 'Bout You\" is a song by the band Rixton."
 AWARD = "The Best Footballer in Asia 2016 was awarded to Shinji Okazaki."
@@ -326,11 +322,3 @@ def queries() -> pl.DataFrame:
 def datasets() -> pl.DataFrame:
     return datasets_frame()
 
-
-@pytest.fixture(scope="session")
-def tokens() -> TokenCounter:
-    """The shared SentencePiece model (skips when the shared data is absent)."""
-    try:
-        return counter(settings.tokenizer_model())
-    except ConfigurationError:
-        pytest.skip("shared tokenizer model not available")

@@ -7,6 +7,7 @@ import json
 import polars as pl
 import pytest
 
+from loft_warehouse.design import Design
 from loft_warehouse.prompts.inputs import collections
 from loft_warehouse.prompts.render import render
 from loft_warehouse.prompts.store import build
@@ -121,7 +122,9 @@ def test_sparc_turns_keep_placeholders_and_join_to_the_sql_prompt(by_dataset):
 
 
 def test_sql_rows_in_the_tables(tokens):
-    tables = build(corpus(), queries(), datasets(), resolve(["default", "no_cot"]), tokens, seed=1)
+    tables = build(
+        corpus(), queries(), datasets(), Design(variants=tuple(resolve(["default", "no_cot"]))), tokens, seed=1
+    )
     assert tables.prefixes.select("dataset", "corpus_id", "variant").sort("dataset").rows() == [
         ("sparc", "concert_singer", "default"),
         ("spider", "concert_singer", "default"),

@@ -8,10 +8,11 @@ import json
 import polars as pl
 import pytest
 
+from loft_warehouse.design import Design, parse_list
 from loft_warehouse.prompts.store import (
+    PartCounts,
     PromptTokens,
     build,
-    parse_variant_setting,
     prefix_id,
     prompt_text,
 )
@@ -21,7 +22,7 @@ from loft_warehouse.prompts.variants import resolve
 @pytest.fixture
 def tables(corpus, queries, datasets, tokens):
     variants = resolve(["default", "query_at_beginning", "alphanumeric_ids", "context_2k"])
-    return build(corpus, queries, datasets, variants, tokens, seed=1)
+    return build(corpus, queries, datasets, Design(variants=tuple(variants)), tokens, seed=1)
 
 
 def test_one_prefix_per_dataset_and_variant(tables):
@@ -112,15 +113,16 @@ def test_continuation_counts_are_exact_after_a_newline(tokens):
     for suffix in ["====== Now let's start! ======\nquery: a b\n", " leading space\n", "\n\nx"]:
         assert counts.count([prefix])[0] + counts.continuation([suffix])[0] == tokens.count([prefix + suffix])[0]
     with pytest.raises(ValueError, match="must end in a newline"):
-        counts.totals("no newline", [("", "x")])
+        PartCounts(counts).total(["no newline", "x"])
 
 
-def test_parse_variant_setting():
-    assert parse_variant_setting(None) == ["default"]
-    assert parse_variant_setting(["default", "no_cot"]) == ["default", "no_cot"]
-    assert parse_variant_setting("['default', 'no_cot']") == ["default", "no_cot"]
-    assert parse_variant_setting("default, gold_pos_test_p0") == ["default", "gold_pos_test_p0"]
-    assert parse_variant_setting("all") == ["all"]
+def test_list_settings_as_dbt_renders_them():
+    assert parse_list(None, "prompt_variants") is None
+    assert parse_list(["default", "no_cot"], "prompt_variants") == ["default", "no_cot"]
+    assert parse_list("['default', 'no_cot']", "prompt_variants") == ["default", "no_cot"]
+    assert parse_list("default, gold_pos_test_p0", "prompt_variants") == ["default", "gold_pos_test_p0"]
+    assert parse_list("all", "prompt_variants") == ["all"]
+    assert parse_list("[10, 20]", "litm_documents") == [10, 20]
 
 
 def test_line_counting_agrees_with_whole_text_counting(tokens, corpus, queries, datasets):
@@ -131,7 +133,7 @@ def test_line_counting_agrees_with_whole_text_counting(tokens, corpus, queries, 
     texts = [
         render_text
         for variant in resolve(["default", "no_id_echo", "query_at_beginning"])
-        for render_text in build(corpus, queries, datasets, [variant], tokens, 1).prefixes["text"]
+        for render_text in build(corpus, queries, datasets, Design(variants=(variant,)), tokens, 1).prefixes["text"]
     ]
     texts += ["a  b \n\n   c\t\n", "x", "", "é\u00a0ü\n"]
     assert by_line.count(texts) == whole.count(texts)

@@ -28,9 +28,12 @@ SHAPES: dict[str, dict[str, str]] = {
         "dataset": "varchar",
         "corpus_id": "varchar",
         "variant": "varchar",
+        "method": "varchar default 'cic'",
+        "stage": "bigint default 1",
         "split": "varchar",
         "qid": "varchar",
         "turn": "bigint",
+        "call_index": "bigint default 0",
         "request_key": "varchar",
         "status": "varchar",
         "raw_text": "varchar",
@@ -50,9 +53,17 @@ SHAPES: dict[str, dict[str, str]] = {
         "dataset": "varchar",
         "corpus_id": "varchar",
         "variant": "varchar",
+        "method": "varchar default 'cic'",
+        "stage": "bigint default 1",
         "split": "varchar",
         "qid": "varchar",
         "turn": "bigint",
+        "call_index": "bigint default 0",
+        "payload": "varchar",
+        "gold_positions": "bigint[]",
+        "gold_depth": "double",
+        "gold_token_offset": "bigint",
+        "n_documents": "bigint",
         "n_turns": "bigint",
         "prefix_id": "varchar",
         "suffix": "varchar",
@@ -93,6 +104,42 @@ SHAPES: dict[str, dict[str, str]] = {
         "text": "varchar",
     },
     "stg_datasets": {"task": "varchar", "dataset": "varchar", "max_gold": "bigint"},
+    "revised": {
+        "question_set": "varchar",
+        "question_number": "bigint",
+        "question": "varchar",
+        "rating": "varchar",
+        "answer": "varchar",
+    },
+    "stage_prompts": {
+        "system": "varchar",
+        "prompt_id": "varchar",
+        "task": "varchar",
+        "dataset": "varchar",
+        "corpus_id": "varchar",
+        "variant": "varchar",
+        "method": "varchar",
+        "stage": "bigint default 2",
+        "split": "varchar",
+        "qid": "varchar",
+        "turn": "bigint default 0",
+        "call_index": "bigint default 0",
+        "n_turns": "bigint default 1",
+        "payload": "varchar",
+    },
+    "stage_answers": {
+        "system": "varchar",
+        "task": "varchar",
+        "dataset": "varchar",
+        "corpus_id": "varchar",
+        "variant": "varchar",
+        "method": "varchar",
+        "qid": "varchar",
+        "turn": "bigint default 0",
+        "status": "varchar",
+        "parse_status_strict": "varchar",
+        "payload_strict": "varchar",
+    },
     "imports": {
         "system": "varchar",
         "prompt_id": "varchar",
@@ -100,9 +147,12 @@ SHAPES: dict[str, dict[str, str]] = {
         "dataset": "varchar",
         "corpus_id": "varchar",
         "variant": "varchar",
+        "method": "varchar default 'cic'",
+        "stage": "bigint default 1",
         "split": "varchar",
         "qid": "varchar",
         "turn": "bigint",
+        "call_index": "bigint default 0",
         "n_turns": "bigint",
         "status": "varchar",
         "raw_text": "varchar",
@@ -146,24 +196,49 @@ def insert(con: duckdb.DuckDBPyConnection, table: str, rows: Iterable[Mapping[st
     unknown = {name for row in rows for name in row} - set(SHAPES[table])
     if unknown:
         raise KeyError(f"{table} has no column(s) {sorted(unknown)}")
-    frame = pa.Table.from_pylist([dict(row) for row in rows])
-    con.register("rows_to_insert", frame)
-    con.execute(f"insert into {table} by name select * from rows_to_insert")
-    con.unregister("rows_to_insert")
+    # Rows that name the same columns go in together; columns a row leaves out take their default.
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(tuple(row), []).append(dict(row))
+    for group in groups.values():
+        con.register("rows_to_insert", pa.Table.from_pylist(group))
+        con.execute(f"insert into {table} by name select * from rows_to_insert")
+        con.unregister("rows_to_insert")
 
 
-def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k") -> None:
+def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", limit: str = "") -> None:
     """Create the scoring tables (as the dbt models do) from the upstream tables."""
     m = macros()
     steps = [
-        ("int_prediction_rows", m.scoring_prediction_rows(responses="responses", prompts="prompts", imports="imports")),
+        (
+            "int_prediction_rows",
+            m.scoring_prediction_rows(
+                responses="responses",
+                prompts="prompts",
+                imports="imports",
+                stage_prompts="stage_prompts",
+                stage_answers="stage_answers",
+                queries="queries",
+                limit=limit,
+            ),
+        ),
         ("int_parsed_answers", m.scoring_parsed_answers(rows="int_prediction_rows")),
         (
             "predictions",
             m.scoring_predictions(parsed="int_parsed_answers", prompt_doc_ids="prompt_doc_ids", corpus="corpus"),
         ),
-        ("scores", m.scoring_scores(predictions="predictions", queries="queries", datasets="stg_datasets", size=size)),
-        ("metrics", m.scoring_metrics(scores="scores", seed=seed)),
+        (
+            "scores",
+            m.scoring_scores(
+                predictions="predictions",
+                queries="queries",
+                datasets="stg_datasets",
+                size=size,
+                prompts="prompts",
+                revised="revised",
+            ),
+        ),
+        ("metrics", m.scoring_metrics(scores="scores", seed=seed, limit=limit)),
         ("leaderboard", m.scoring_leaderboard(metrics="metrics", paper="paper", datasets="stg_datasets")),
     ]
     for name, sql in steps:
@@ -275,12 +350,12 @@ class Scenario:
         """A one-turn query with one ok response."""
         self.respond(self.query(task, dataset, qid, gold, **kwargs), raw_text)
 
-    def build(self, seed: int = 7) -> duckdb.DuckDBPyConnection:
+    def build(self, seed: int = 7, limit: str = "") -> duckdb.DuckDBPyConnection:
         """Insert the rows added so far and build the scoring tables."""
         for table, rows in self._rows.items():
             insert(self.con, table, rows)
         self._rows = {}
-        build(self.con, seed=seed)
+        build(self.con, seed=seed, limit=limit)
         return self.con
 
     def scores(self, qid: str, system: str = "sys") -> dict[str, float]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from loft_warehouse.quality import run_suites
-from tests.scoring.sqlkit import Scenario
+from tests.scoring.sqlkit import Scenario, insert
 
 
 def _scenario() -> Scenario:
@@ -17,6 +17,16 @@ def _scenario() -> Scenario:
     s.query("retrieval", "nq", "q4", ["p4"])
     s.case("rag", "nq", "r1", ["Paris"], "Final Answer: ['Paris']")
     s.case("icl", "bbh_web", "i1", ["Yes"], "Output: ['Yes']")
+    revised = []
+    for qid, question, answer in [
+        ("boston", "Novels about families set in Boston and New England.", "The Scarlet Letter"),
+        ("finnish", "Finnish television and animated films", "Moomins and the Comet Chase"),
+    ]:
+        s.case("rag", "quest", qid, [answer], f"Final Answer: ['{answer}']")
+        s._rows["queries"][-1]["query_text"] = question
+        revised.append(dict(question_set="revised", question_number=len(revised) + 1, question=question,
+                            rating="MATCH", answer=answer))  # fmt: skip
+    insert(s.con, "revised", revised)
     s.build()
     return s
 
@@ -55,6 +65,10 @@ CORRUPTIONS: dict[str, tuple[str, str]] = {
         "results_score_rows_complete",
     ),
     "unscored prediction": ("delete from scores where qid = 'r1'", "results_score_rows_complete"),
+    "missing revised score": (
+        "delete from scores where qid = 'boston' and metric_name = 'set_f1_revised'",
+        "results_score_rows_complete",
+    ),
     "no primary": ("update metrics set is_primary = false where dataset = 'bbh_web'", "results_primary_metric"),
     "wrong unanswered count": (
         "update metrics set n_unanswered = 1 where dataset = 'nq' and task = 'retrieval'",

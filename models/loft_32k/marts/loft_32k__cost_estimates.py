@@ -1,15 +1,21 @@
-"""Estimated cost of every configured system on this size's prompts, per dataset, before any call."""
+"""Estimated cost of every configured system on this size's prompts, per dataset, method and
+stage, before any call (later stages from the methods' settings)."""
 
+from loft_warehouse.design import Design
 from loft_warehouse.inference.warehouse import cost_estimates
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
+    config = dbt.config.get("loft") or {}
     return cost_estimates(
         dbt.this.schema.replace("loft_", ""),
         dbt.config.get("systems_file"),
         prompts=dbt.ref("loft_32k__prompts"),
         prices=dbt.source("reference", "model_prices"),
         prefixes=dbt.ref("loft_32k__prompt_prefixes"),
-        data_dir=(dbt.config.get("loft") or {}).get("data_dir"),
+        segments=dbt.ref("loft_32k__prompt_segments"),
+        corpus=dbt.ref("loft_32k__corpus"),
+        design=Design.from_config(config, dbt.config.get("prompt_variants")),
+        data_dir=config.get("data_dir"),
     )

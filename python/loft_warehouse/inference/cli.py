@@ -13,10 +13,11 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from loft_warehouse.design import Design
 from loft_warehouse.inference import cost
 from loft_warehouse.inference.store import ResponseStore, store_path
 from loft_warehouse.inference.systems import load_systems, parse_selection, select, systems_file
-from loft_warehouse.inference.warehouse import ESTIMATE_COLUMNS
+from loft_warehouse.inference.warehouse import ESTIMATE_COLUMNS, project
 from loft_warehouse.settings import PROJECT_ROOT
 
 
@@ -30,10 +31,28 @@ def warehouse_path(configured: str | None) -> Path:
 def _estimate(args: argparse.Namespace) -> int:
     systems = select(load_systems(systems_file(args.systems_file)), parse_selection(args.systems))
     database = warehouse_path(args.database)
+    schema = f"loft_{args.size}"
     with duckdb.connect(str(database), read_only=True) as con:
-        prompts = con.sql(f"SELECT {', '.join(ESTIMATE_COLUMNS)} FROM loft_{args.size}.prompts").pl()
-        prefixes = dict(con.sql(f"SELECT prefix_id, text FROM loft_{args.size}.prompt_prefixes").fetchall())
-    table = cost.estimate(prompts, systems, cost.load_prices(), args.size, prefixes)
+        tables = {name for (name,) in con.execute(
+            "select table_name from information_schema.tables where table_schema = ?", [schema]
+        ).fetchall()}  # fmt: skip
+        prompts = project(con.table(f"{schema}.prompts"), ESTIMATE_COLUMNS)
+        prefixes = dict(con.sql(f"SELECT prefix_id, text FROM {schema}.prompt_prefixes").fetchall())
+        segments = (
+            dict(con.sql(f"SELECT segment_id, text FROM {schema}.prompt_segments").fetchall())
+            if "prompt_segments" in tables
+            else {}
+        )
+        corpus = (
+            con.sql(f"SELECT task, dataset, corpus_id, n_tokens FROM {schema}.corpus").pl()
+            if "corpus" in tables
+            else None
+        )
+    prices = cost.load_prices()
+    table = cost.estimate(prompts, systems, prices, args.size, prefixes, segments=segments)
+    if corpus is not None:
+        later = cost.later_stages(prompts, corpus, Design(), systems, prices, args.size)
+        table = pl.concat([table, later]).sort("system", "task", "dataset", "method", "stage")
     print(cost.format_estimate(table))
     if args.csv:
         table.write_csv(args.csv)

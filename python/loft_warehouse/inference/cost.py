@@ -16,6 +16,7 @@ import csv
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -32,6 +33,10 @@ ESTIMATE_SCHEMA = {
     "size": pl.String,
     "task": pl.String,
     "dataset": pl.String,
+    "method": pl.String,
+    "stage": pl.Int64,
+    "executor": pl.String,
+    "is_estimated_from_settings": pl.Boolean,
     "n_requests": pl.Int64,
     "n_prefixes": pl.Int64,
     "input_tokens": pl.Int64,
@@ -128,6 +133,47 @@ def _usd(tokens: int, price: float | None) -> float | None:
     return None if price is None else tokens * price / 1e6
 
 
+def _row(
+    system: System,
+    executor: System,
+    prices: Prices,
+    size: str,
+    key: dict[str, Any],
+    n_requests: int,
+    n_prefixes: int,
+    input_tokens: int,
+    cacheable_tokens: int,
+    from_settings: bool,
+) -> dict[str, Any]:
+    """One estimate row: a step (bm25) costs nothing and sends no model tokens."""
+    is_step = executor is not system
+    output_tokens = 0 if is_step else n_requests * system.expected_output_tokens
+    if is_step:
+        input_tokens = cacheable_tokens = 0
+        prices = Prices(0.0, 0.0, 0.0)
+    uncached = input_tokens - cacheable_tokens
+    no_cache = [_usd(input_tokens, prices.input), _usd(output_tokens, prices.output)]
+    with_cache = no_cache[1:] + [_usd(uncached, prices.input), _usd(cacheable_tokens, prices.cached_input)]
+    return {
+        "system": system.name,
+        "model": system.model,
+        "size": size,
+        **key,
+        "executor": executor.name,
+        "is_estimated_from_settings": from_settings,
+        "n_requests": n_requests,
+        "n_prefixes": n_prefixes,
+        "input_tokens": input_tokens,
+        "cacheable_tokens": cacheable_tokens,
+        "output_tokens": output_tokens,
+        "input_usd_per_mtok": prices.input,
+        "cached_input_usd_per_mtok": prices.cached_input,
+        "output_usd_per_mtok": prices.output,
+        "cost_usd_no_cache": None if None in no_cache else sum(no_cache),
+        "cost_usd_with_cache": None if None in with_cache else sum(with_cache),
+    }
+
+
 def estimate(
     prompts: pl.DataFrame,
     systems: list[System],
@@ -135,70 +181,127 @@ def estimate(
     size: str,
     prefixes: Mapping[str, str] | None = None,
     data_dir: str | None = None,
+    segments: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
-    """Estimated cost per system x size x (task, dataset) of sending these prompts.
+    """Estimated cost per system x size x (task, dataset, method, stage) of sending these prompts.
 
-    prompts needs task, dataset, variant, prefix_id, n_tokens_prefix, n_tokens_total; with
-    prefix texts by prefix_id (and prompt_id, head, suffix), a system's `tokenizer` decides
-    which prompts over its window in SentencePiece tokens fit, as in the run.
+    prompts needs task, dataset, variant, prefix_id, n_tokens_prefix, n_tokens_total (method and
+    stage default to cic / 1); with prefix texts by prefix_id (and prompt_id, head, suffix), a
+    system's `tokenizer` decides which prompts over its window in SentencePiece tokens fit, as
+    in the run. Rows a non-model step answers (bm25 top-k) cost nothing.
     """
+    from loft_warehouse.inference.runner import executors
+
+    for name, value in (("method", pl.lit("cic")), ("stage", pl.lit(1, pl.Int64))):
+        if name not in prompts.columns:
+            prompts = prompts.with_columns(value.alias(name))
+    rows: list[dict] = []
+    for system in systems:
+        for executor, in_scope in executors(system, scope(prompts, system, size)):
+            prices = resolve_prices(executor, seed)
+            in_scope = ContextWindow(executor, data_dir).split(in_scope, prefixes, segments).fit
+            if in_scope.height == 0:
+                continue
+            # A provider caches a prompt's start: only prompts that open with their prefix share it.
+            opens = pl.col("head").fill_null("") == "" if "head" in in_scope.columns else pl.lit(True)
+            per_prefix = in_scope.with_columns(opens.alias("opens_with_prefix")).group_by(
+                "task", "dataset", "method", "stage", "prefix_id"
+            ).agg(
+                pl.len().alias("n"),
+                pl.col("opens_with_prefix").sum().alias("n_cacheable"),
+                pl.col("n_tokens_prefix").first().alias("prefix_tokens"),
+                pl.col("n_tokens_total").sum().alias("total_tokens"),
+            )
+            per_dataset = (
+                per_prefix.group_by("task", "dataset", "method", "stage")
+                .agg(
+                    pl.col("n").sum().alias("n_requests"),
+                    pl.len().alias("n_prefixes"),
+                    pl.col("total_tokens").sum().alias("input_tokens"),
+                    ((pl.col("n_cacheable") - 1).clip(0) * pl.col("prefix_tokens")).sum().alias("cacheable_tokens"),
+                )
+                .sort("task", "dataset", "method", "stage")
+            )
+            for row in per_dataset.iter_rows(named=True):
+                key = {k: row[k] for k in ("task", "dataset", "method", "stage")}
+                rows.append(
+                    _row(system, executor, prices, size, key, row["n_requests"], row["n_prefixes"],
+                         row["input_tokens"], row["cacheable_tokens"], False)
+                )  # fmt: skip
+    return pl.DataFrame(rows, schema=ESTIMATE_SCHEMA)
+
+
+# Tokens of a later stage's fixed text (instructions, question, format lines), per request.
+STAGE_OVERHEAD_TOKENS = {"answers": 150, "verdict": 700}
+# Tokens a document adds to a prompt beyond its content (ID, TITLE, tags).
+DOCUMENT_OVERHEAD_TOKENS = 12
+# Documents a verification call shows (the ones cited for the candidate), as estimated.
+CITED_DOCUMENTS = 2
+
+
+def later_stages(
+    prompts: pl.DataFrame,
+    corpus: pl.DataFrame,
+    design: Any,
+    systems: list[System],
+    seed: dict[str, Prices],
+    size: str,
+) -> pl.DataFrame:
+    """Estimated cost of every stage after the first, before any call: one request per stage-1
+    query (verification: design.verify_candidates per query), each holding the documents the
+    method's settings let through (rag_top{k}: k passages, and k per few-shot example in the
+    shared prefix; icr / r_and_r: icr_pages pages; chunked_icr: icr_pages per chunk) at the
+    corpus's mean document size."""
+    from loft_warehouse.methods.catalogue import method
+
+    if prompts.height == 0 or "method" not in prompts.columns:
+        return pl.DataFrame(schema=ESTIMATE_SCHEMA)
+    mean_doc = corpus.group_by("task", "dataset").agg(pl.col("n_tokens").mean().alias("mean_tokens"))
+    means = {
+        (r["task"], r["dataset"]): r["mean_tokens"] + DOCUMENT_OVERHEAD_TOKENS for r in mean_doc.iter_rows(named=True)
+    }
+    queries = (
+        prompts.filter(pl.col("stage") == 1)
+        .group_by("task", "dataset", "method", "variant", "qid", "turn")
+        .agg(pl.len().alias("calls"))
+    )
     rows: list[dict] = []
     for system in systems:
         prices = resolve_prices(system, seed)
-        in_scope = scope(prompts, system, size)
-        in_scope = ContextWindow(system, data_dir).split(in_scope, prefixes).fit
-        if in_scope.height == 0:
-            continue
-        per_prefix = in_scope.group_by("task", "dataset", "prefix_id").agg(
-            pl.len().alias("n"),
-            pl.col("n_tokens_prefix").first().alias("prefix_tokens"),
-            pl.col("n_tokens_total").sum().alias("total_tokens"),
-        )
-        per_dataset = (
-            per_prefix.group_by("task", "dataset")
-            .agg(
-                pl.col("n").sum().alias("n_requests"),
-                pl.len().alias("n_prefixes"),
-                pl.col("total_tokens").sum().alias("input_tokens"),
-                ((pl.col("n") - 1) * pl.col("prefix_tokens")).sum().alias("cacheable_tokens"),
-            )
-            .sort("task", "dataset")
-        )
-        for row in per_dataset.iter_rows(named=True):
-            output_tokens = row["n_requests"] * system.expected_output_tokens
-            uncached = row["input_tokens"] - row["cacheable_tokens"]
-            no_cache = [_usd(row["input_tokens"], prices.input), _usd(output_tokens, prices.output)]
-            with_cache = no_cache[1:] + [
-                _usd(uncached, prices.input),
-                _usd(row["cacheable_tokens"], prices.cached_input),
-            ]
-            rows.append(
-                {
-                    "system": system.name,
-                    "model": system.model,
-                    "size": size,
-                    "task": row["task"],
-                    "dataset": row["dataset"],
-                    "n_requests": row["n_requests"],
-                    "n_prefixes": row["n_prefixes"],
-                    "input_tokens": row["input_tokens"],
-                    "cacheable_tokens": row["cacheable_tokens"],
-                    "output_tokens": output_tokens,
-                    "input_usd_per_mtok": prices.input,
-                    "cached_input_usd_per_mtok": prices.cached_input,
-                    "output_usd_per_mtok": prices.output,
-                    "cost_usd_no_cache": None if None in no_cache else sum(no_cache),
-                    "cost_usd_with_cache": None if None in with_cache else sum(with_cache),
-                }
-            )
+        for (task, dataset, name), group in queries.group_by("task", "dataset", "method", maintain_order=True):
+            chosen = method(name)
+            if chosen.n_stages < 2 or not system.applies(size, task, dataset, "default"):
+                continue
+            doc = means.get((task, dataset), DOCUMENT_OVERHEAD_TOKENS)
+            stage = chosen.stage(2)
+            n_queries = group.height
+            overhead = STAGE_OVERHEAD_TOKENS.get(stage.parse, 150)
+            prefix_tokens = 0
+            if chosen.top_k is not None:
+                documents = chosen.top_k
+                prefix_tokens = 5 * (chosen.top_k * doc + overhead)
+            elif stage.parse == "verdict":
+                documents = CITED_DOCUMENTS
+            elif chosen.chunked:
+                documents = design.icr_pages * float(group["calls"].mean())
+            else:
+                documents = design.icr_pages
+            n_requests = n_queries * (design.verify_candidates if stage.parse == "verdict" else 1)
+            per_request = int(documents * doc + overhead + prefix_tokens)
+            cacheable = max(0, n_requests - 1) * prefix_tokens
+            key = {"task": task, "dataset": dataset, "method": name, "stage": 2}
+            total = n_requests * per_request
+            rows.append(_row(system, system, prices, size, key, n_requests, 1, total, cacheable, True))
     return pl.DataFrame(rows, schema=ESTIMATE_SCHEMA)
 
 
 def format_estimate(table: pl.DataFrame) -> str:
-    """The estimate as a fixed-width text table with a total line (printed before a run)."""
+    """The estimate as a fixed-width text table with a total line per system (printed before a
+    run). Every stage of every method has its line; `~` marks stages estimated from the
+    methods' settings (their prompts depend on earlier answers), `step` a non-model stage."""
     header = (
-        f"{'system':<22} {'size':<5} {'dataset':<22} {'requests':>8} {'input Mtok':>10} "
-        f"{'no cache $':>11} {'cached $':>10}"
+        f"{'system':<22} {'size':<5} {'dataset':<22} {'method':<30} {'stage':>5} {'requests':>8} "
+        f"{'input Mtok':>10} {'no cache $':>11} {'cached $':>10}"
     )
     lines = [header, "-" * len(header)]
 
@@ -206,8 +309,10 @@ def format_estimate(table: pl.DataFrame) -> str:
         return "unknown" if value is None else f"{value:,.2f}"
 
     for row in table.iter_rows(named=True):
+        stage = f"{row['stage']}{'~' if row['is_estimated_from_settings'] else ''}"
+        method = row["method"] + (" (step)" if row["executor"] != row["system"] else "")
         lines.append(
-            f"{row['system']:<22} {row['size']:<5} {row['task'] + '/' + row['dataset']:<22} "
+            f"{row['system']:<22} {row['size']:<5} {row['task'] + '/' + row['dataset']:<22} {method:<30} {stage:>5} "
             f"{row['n_requests']:>8} {row['input_tokens'] / 1e6:>10.3f} "
             f"{money(row['cost_usd_no_cache']):>11} {money(row['cost_usd_with_cache']):>10}"
         )
@@ -215,7 +320,7 @@ def format_estimate(table: pl.DataFrame) -> str:
         no_cache = group["cost_usd_no_cache"]
         cached = group["cost_usd_with_cache"]
         lines.append(
-            f"{'total ' + system[0]:<22} {'':<5} {'':<22} {group['n_requests'].sum():>8} "
+            f"{'total ' + system[0]:<22} {'':<5} {'':<22} {'':<30} {'':>5} {group['n_requests'].sum():>8} "
             f"{group['input_tokens'].sum() / 1e6:>10.3f} "
             f"{money(None if no_cache.null_count() else no_cache.sum()):>11} "
             f"{money(None if cached.null_count() else cached.sum()):>10}"

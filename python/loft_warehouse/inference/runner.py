@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
@@ -61,21 +61,37 @@ RESPONSE_SCHEMA = {
     "created_at": pl.String,
 }
 PROMPT_COLUMNS = (
-    "prompt_id", "task", "dataset", "corpus_id", "variant", "split", "qid", "turn",
-    "prefix_id", "head", "suffix", "n_tokens_prefix", "n_tokens_total",
+    *PROMPT_KEY_SCHEMA, "prefix_id", "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total",
+)  # fmt: skip
+OUTCOME_COLUMNS = (
+    "request_key", "status", "raw_text", "finish_reason", "input_tokens", "cached_tokens", "output_tokens",
+    "latency_s", "attempts", "error", "cost_usd", "created_at",
 )  # fmt: skip
 Parser = Callable[[str | None, str], list[Any]]
+# One answered (or skipped) prompt row: the row and the response it got.
+Outcome = tuple[dict[str, Any], StoredResponse]
 
 
 @dataclass
 class RunInputs:
-    """What a run reads: prompt rows, prefix texts by prefix_id, and bm25's extra tables."""
+    """What a run reads: prompt rows, prefix and segment texts by id, and bm25's extra tables.
+
+    Rows with a `system` column (stages after the first) belong to that system alone."""
 
     prompts: pl.DataFrame
     prefixes: dict[str, str]
     corpus: pl.DataFrame | None = None
     doc_ids: pl.DataFrame | None = None
     queries: pl.DataFrame | None = None
+    segments: dict[str, str] = field(default_factory=dict)
+
+    def after_prefix(self, row: dict[str, Any]) -> str:
+        """What follows the prefix in a row's prompt: its segments, then its suffix."""
+        ids = row.get("segment_ids") or []
+        try:
+            return "".join(self.segments[i] for i in ids) + row["suffix"]
+        except KeyError as exc:
+            raise ConfigurationError(f"prompt_segments has no segment_id {exc.args[0]!r}") from exc
 
 
 @dataclass
@@ -163,14 +179,6 @@ def _row_response(row: dict[str, Any], system: System, status: str, key: str | N
     )
 
 
-def _as_row(stored: StoredResponse, row: dict[str, Any], system: System) -> StoredResponse:
-    """A stored outcome shown under the current prompt row (the same text may have several)."""
-    meta = _row_response(row, system, stored.status, stored.request_key)
-    outcome = {k: getattr(stored, k) for k in (
-        "raw_text", "finish_reason", "input_tokens", "cached_tokens", "output_tokens",
-        "latency_s", "attempts", "error", "cost_usd", "created_at",
-    )}  # fmt: skip
-    return replace(meta, **outcome)
 
 
 class SystemRun:
@@ -186,8 +194,10 @@ class SystemRun:
         emit: Callable[[str], None],
         window: ContextWindow,
         recheck: frozenset[str] = frozenset(),
+        report_as: str | None = None,
     ) -> None:
         self.system = system
+        self.report_as = report_as or system.name
         self.inputs = inputs
         self.store = store
         self.prices = prices
@@ -199,6 +209,9 @@ class SystemRun:
         self.skip_lock = threading.Lock()
         self.prefix_sha: dict[str, str] = {}
         self.known: dict[str, StoredResponse] = {}
+        self.inflight: dict[str, threading.Event] = {}
+        self.inflight_lock = threading.Lock()
+        self.sent_this_run: set[str] = set()
         self.provider: Provider | None = None
         self.limiter = Limiter(system.requests_per_minute, system.tokens_per_minute)
         self.policy = RetryPolicy(
@@ -228,7 +241,7 @@ class SystemRun:
     def turn_request(self, row: dict[str, Any], answers: list[list[Any]]) -> Request:
         prefix, sha = self.prefix(row["prefix_id"])
         head = row.get("head") or ""
-        messages = build_messages(head + prefix, row["suffix"], answers)
+        messages = build_messages(head + prefix, self.inputs.after_prefix(row), answers)
         key = request_key(self.system, head, sha, prefix, messages)
         tokens = int(row["n_tokens_total"] or 0)
         return Request(key, row["prefix_id"], prefix, tuple(messages), tokens, row, head)
@@ -304,14 +317,39 @@ class SystemRun:
             return _row_response(row, self.system, "skipped_too_long")
         return self.call(request)
 
-    def converse(self, conversation: Conversation) -> list[StoredResponse]:
+    def once(self, request: Request) -> StoredResponse:
+        """The outcome of a request, sent at most once per run: rows whose messages are the same
+        (a prompt two methods or variants share) wait for the first one and reuse its answer."""
+        while True:
+            with self.inflight_lock:
+                if request.key in self.known:
+                    if request.key in self.sent_this_run and self.progress is not None:
+                        self.progress.tick(self.known[request.key].status, 0.0)
+                    return self.known[request.key]
+                event = self.inflight.get(request.key)
+                if event is None:
+                    event = self.inflight[request.key] = threading.Event()
+                    break
+            event.wait()
+        try:
+            stored = self.send(request)
+            with self.inflight_lock:
+                self.known[request.key] = stored
+                self.sent_this_run.add(request.key)
+        finally:
+            with self.inflight_lock:
+                del self.inflight[request.key]
+            event.set()
+        return stored
+
+    def converse(self, conversation: Conversation) -> list[Outcome]:
         """Walk one conversation turn by turn, calling only for turns not stored."""
         answers: list[list[Any]] = []
-        out: list[StoredResponse] = []
+        out: list[Outcome] = []
         for row in conversation.rows:
             request = self.turn_request(row, answers)
-            stored = self.known.get(request.key) or self.send(request)
-            out.append(_as_row(stored, row, self.system))
+            stored = self.once(request)
+            out.append(({**row, "system": self.report_as}, stored))
             answers.append(self.answer_of(stored, row["task"]))
         return out
 
@@ -322,12 +360,13 @@ class SystemRun:
         concurrency = max(1, self.system.concurrency)
         return 2 * concurrency if self.system.provider in API_PROVIDERS else concurrency
 
-    def execute(self, conversations: list[Conversation], n_pending: int) -> list[StoredResponse]:
+    def execute(self, conversations: list[Conversation], n_pending: int) -> list[Outcome]:
         """Run all conversations with bounded concurrency; closes the provider (deletes caches)."""
         if not n_pending:
             return [r for c in conversations for r in self.converse(c)]
         self.provider = make_provider(self.system, self.inputs)
-        self.progress = Progress(f"inference {self.system.name}", n_pending, self.emit)
+        label = self.system.name if self.report_as == self.system.name else f"{self.system.name} for {self.report_as}"
+        self.progress = Progress(f"inference {label}", n_pending, self.emit)
         try:
             with ThreadPoolExecutor(max_workers=self.workers()) as pool:
                 results = list(pool.map(self.converse, conversations))
@@ -350,6 +389,44 @@ def conversations(rows: pl.DataFrame) -> list[Conversation]:
     return [Conversation(group) for group in grouped.values()]
 
 
+def step_system(top_k: int) -> System:
+    """The non-model step a stage runs instead of the system under test: bm25's top k (its
+    responses are stored under this name, so every system reading them shares one)."""
+    return System(name=f"bm25-top{top_k}", provider="bm25", model="bm25s", options={"top_k": top_k}, concurrency=1)
+
+
+def _with_defaults(prompts: pl.DataFrame) -> pl.DataFrame:
+    """Prompt rows with every column the runner reads (one-call LOFT rows lack the newer ones)."""
+    defaults = {
+        "head": pl.lit(""),
+        "segment_ids": pl.lit([], pl.List(pl.String)),
+        "method": pl.lit("cic"),
+        "stage": pl.lit(1, pl.Int64),
+        "call_index": pl.lit(0, pl.Int64),
+    }
+    missing = [value.alias(name) for name, value in defaults.items() if name not in prompts.columns]
+    prompts = prompts.with_columns(missing) if missing else prompts
+    return prompts.select([*PROMPT_COLUMNS, *(["system"] if "system" in prompts.columns else [])])
+
+
+def executors(system: System, rows: pl.DataFrame) -> list[tuple[System, pl.DataFrame]]:
+    """Who answers a system's rows: the system itself, or the non-model step of a stage."""
+    from loft_warehouse.methods.catalogue import method
+
+    steps = {}
+    for name, stage in rows.select("method", "stage").unique().iter_rows():
+        chosen = method(name)
+        if chosen.stage(stage).executor == "bm25":
+            steps[(name, stage)] = step_system(chosen.top_k or 1)
+    if not steps:
+        return [(system, rows)]
+    is_step = pl.struct("method", "stage").is_in([{"method": m, "stage": s} for m, s in steps])
+    found = [(system, rows.filter(~is_step))] if rows.filter(~is_step).height else []
+    for (name, stage), step in steps.items():
+        found.append((step, rows.filter((pl.col("method") == name) & (pl.col("stage") == stage))))
+    return found
+
+
 def run(
     inputs: RunInputs,
     systems: list[System],
@@ -360,58 +437,78 @@ def run(
     parse: Parser = default_parser,
     emit: Callable[[str], None] = emit_stderr,
     data_dir: str | None = None,
+    later_stages_usd: float | None = 0.0,
 ) -> pl.DataFrame:
     """Responses of every in-scope prompt row for every system (the `responses` table rows).
 
     data_dir locates the tokenizer files of systems with a `tokenizer` (None: the default).
+    Rows of a stage that a non-model step answers (bm25 top-k) are run by that step for each
+    system in whose scope they are, with no credentials needed and at no cost. max_cost_usd
+    bounds the calls still to make plus later_stages_usd, the estimate of the stages that will
+    follow (None: unknown).
     """
-    prompts = inputs.prompts
-    if "head" not in prompts.columns:
-        prompts = prompts.with_columns(pl.lit("").alias("head"))
-    prompts = prompts.select(PROMPT_COLUMNS)
-    out: list[StoredResponse] = []
+    prompts = _with_defaults(inputs.prompts)
+    out: list[Outcome] = []
     planned: list[tuple[SystemRun, list[Conversation], int]] = []
     to_spend = 0.0
     unknown_cost = False
-    for system in systems:
-        rows = scope(prompts, system, size)
-        if rows.height == 0:
-            continue
-        missing = system.missing_credentials()
-        if missing:
-            emit(f"WARNING: {system.name}: {rows.height} prompt(s) skipped_no_credentials (set {', '.join(missing)})")
-            out.extend(_row_response(r, system, "skipped_no_credentials") for r in rows.iter_rows(named=True))
-            continue
-        window = ContextWindow(system, data_dir)
-        split = window.split(rows, inputs.prefixes)
-        if split.counted:
-            emit(
-                f"{system.name}: {split.counted} prompt(s) over {window.limit} SentencePiece tokens counted in "
-                f"{window.unit}: {split.counted - split.too_long.height} fit"
-            )
-        if split.too_long.height:
-            limit = f"{window.limit} {window.unit} tokens"
-            emit(f"{system.name}: {split.too_long.height} prompt(s) skipped_too_long (> {limit})")
-            out.extend(_row_response(r, system, "skipped_too_long") for r in split.too_long.iter_rows(named=True))
-        rows = split.fit
-        prices = cost.resolve_prices(system, seed_prices)
-        work = SystemRun(system, inputs, store, prices, parse, emit, window, split.recheck)
-        convs = conversations(rows)
-        pending = work.pending(convs)
-        for row in pending:
-            spend = cost.actual_cost(prices, int(row["n_tokens_total"] or 0), 0, system.expected_output_tokens)
-            unknown_cost |= spend is None
-            to_spend += spend or 0.0
-        emit(f"{system.name}: {rows.height} prompt(s), {rows.height - len(pending)} stored, {len(pending)} to send")
-        planned.append((work, convs, len(pending)))
-    cost.check_limit(None if unknown_cost else to_spend, max_cost_usd, "inference run")
+    for chosen in systems:
+        in_scope = scope(prompts, chosen, size)
+        if "system" in in_scope.columns:
+            in_scope = in_scope.filter(pl.col("system") == chosen.name).drop("system")
+        for system, rows in executors(chosen, in_scope):
+            if rows.height == 0:
+                continue
+            missing = system.missing_credentials()
+            if missing:
+                needed = ", ".join(missing)
+                emit(f"WARNING: {system.name}: {rows.height} prompt(s) skipped_no_credentials (set {needed})")
+                out.extend(_skipped(rows, system, chosen, "skipped_no_credentials"))
+                continue
+            window = ContextWindow(system, data_dir)
+            split = window.split(rows, inputs.prefixes, inputs.segments)
+            if split.counted:
+                emit(
+                    f"{system.name}: {split.counted} prompt(s) over {window.limit} SentencePiece tokens counted in "
+                    f"{window.unit}: {split.counted - split.too_long.height} fit"
+                )
+            if split.too_long.height:
+                limit = f"{window.limit} {window.unit} tokens"
+                emit(f"{system.name}: {split.too_long.height} prompt(s) skipped_too_long (> {limit})")
+                out.extend(_skipped(split.too_long, system, chosen, "skipped_too_long"))
+            rows = split.fit
+            prices = cost.resolve_prices(system, seed_prices)
+            work = SystemRun(system, inputs, store, prices, parse, emit, window, split.recheck, chosen.name)
+            convs = conversations(rows)
+            pending = work.pending(convs)
+            for row in pending:
+                spend = cost.actual_cost(prices, int(row["n_tokens_total"] or 0), 0, system.expected_output_tokens)
+                unknown_cost |= spend is None
+                to_spend += spend or 0.0
+            label = system.name if system is chosen else f"{system.name} for {chosen.name}"
+            emit(f"{label}: {rows.height} prompt(s), {rows.height - len(pending)} stored, {len(pending)} to send")
+            planned.append((work, convs, len(pending)))
+    planned_usd = None if unknown_cost or later_stages_usd is None else to_spend + later_stages_usd
+    cost.check_limit(planned_usd, max_cost_usd, "inference run")
     for work, convs, n_pending in planned:
         out.extend(work.execute(convs, n_pending))
     return responses_frame(out)
 
 
-def responses_frame(responses: Sequence[StoredResponse]) -> pl.DataFrame:
-    """StoredResponse rows as the `responses` table frame (empty request_key -> null)."""
-    records = [{c: getattr(r, c) for c in RESPONSE_SCHEMA} for r in responses]
+def _skipped(rows: pl.DataFrame, system: System, reported: System, status: str) -> list[Outcome]:
+    return [({**r, "system": reported.name}, _row_response(r, system, status)) for r in rows.iter_rows(named=True)]
+
+
+def responses_frame(outcomes: Sequence[Outcome]) -> pl.DataFrame:
+    """(prompt row, response) pairs as the `responses` table frame (empty request_key -> null):
+    the prompt's key columns, the system it is reported under, the response's outcome."""
+    records = [
+        {
+            "system": row["system"],
+            **{c: row.get(c) for c in PROMPT_KEY_SCHEMA},
+            **{c: getattr(stored, c) for c in OUTCOME_COLUMNS},
+        }
+        for row, stored in outcomes
+    ]
     frame = pl.DataFrame(records, schema=RESPONSE_SCHEMA)
     return frame.with_columns(pl.col("request_key").replace("", None)).sort("system", "prompt_id")

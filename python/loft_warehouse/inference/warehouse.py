@@ -14,27 +14,62 @@ from typing import Any
 
 import polars as pl
 
+from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost, runner
 from loft_warehouse.inference.flow import emit_stderr
 from loft_warehouse.inference.store import ResponseStore, store_path
 from loft_warehouse.inference.systems import System, load_systems, parse_selection, select, systems_file
 
 PROMPT_COLUMNS = (
-    "prompt_id", "task", "dataset", "corpus_id", "variant", "split", "qid", "turn", "n_turns",
-    "prefix_id", "head", "suffix", "n_tokens_prefix", "n_tokens_total",
+    "prompt_id", "task", "dataset", "corpus_id", "variant", "method", "stage", "split", "qid", "turn", "call_index",
+    "n_turns", "prefix_id", "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total", "system",
+    "prefix_text",
 )  # fmt: skip
 ESTIMATE_COLUMNS = (
-    "prompt_id", "task", "dataset", "variant", "turn", "prefix_id", "head", "suffix", "n_tokens_prefix",
-    "n_tokens_total",
+    "prompt_id", "task", "dataset", "variant", "method", "stage", "qid", "turn", "call_index", "prefix_id", "head",
+    "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total", "n_documents",
 )  # fmt: skip
 
 
-def _frame(relation: Any, columns: tuple[str, ...] | None = None) -> pl.DataFrame:
+def project(relation: Any, columns: tuple[str, ...] | None = None) -> pl.DataFrame:
     """A DuckDB relation (what dbt.ref returns) as polars, optionally only some columns."""
     if columns is not None:
         present = [c for c in columns if c in relation.columns]
         relation = relation.project(", ".join(f'"{c}"' for c in present))
     return relation.pl()
+
+
+def query_limit(value: Any) -> int | None:
+    """The `limit` var: a positive number of queries per dataset and split, or None."""
+    if value is None or not str(value).strip() or str(value).strip().lower() in ("none", "null"):
+        return None
+    try:
+        number = int(str(value).strip())
+    except ValueError as exc:
+        raise ConfigurationError(f"limit must be a positive integer, got {value!r}") from exc
+    if number < 1:
+        raise ConfigurationError(f"limit must be a positive integer, got {value!r}")
+    return number
+
+
+def first_queries(queries: pl.DataFrame, n: int) -> pl.DataFrame:
+    """(task, dataset, split, qid) of the first n dev and n test queries of each dataset, in
+    the seeded query order (query_rank), the same that macros/scoring_predictions.sql keeps."""
+    distinct = queries.filter(pl.col("split").is_in(["dev", "test"])).unique(["task", "dataset", "split", "qid"])
+    ranked = distinct.sort("query_rank", "qid").with_columns(
+        pl.int_range(pl.len()).over("task", "dataset", "split").alias("position")
+    )
+    return ranked.filter(pl.col("position") < n).select("task", "dataset", "split", "qid")
+
+
+def _has_steps(prompt_rows: pl.DataFrame) -> bool:
+    """Whether any row belongs to a stage that a non-model step (bm25) answers."""
+    from loft_warehouse.methods.catalogue import method
+
+    if "method" not in prompt_rows.columns:
+        return False
+    pairs = prompt_rows.select("method", "stage").unique().iter_rows()
+    return any(method(name).stage(stage).executor == "bm25" for name, stage in pairs)
 
 
 def configured_systems(systems_file_setting: str | None) -> dict[str, System]:
@@ -43,10 +78,25 @@ def configured_systems(systems_file_setting: str | None) -> dict[str, System]:
 
 
 def _prefix_texts(prefixes: Any, prompt_rows: pl.DataFrame) -> dict[str, str]:
-    """Prefix text by prefix_id, for the prefixes the prompt rows use."""
+    """Prefix text by prefix_id, for the prefixes the prompt rows use (rows of later stages
+    carry their prefix text themselves)."""
+    if "prefix_text" in prompt_rows.columns:
+        pairs = prompt_rows.select("prefix_id", "prefix_text").unique("prefix_id")
+        return dict(zip(pairs["prefix_id"], pairs["prefix_text"], strict=True))
     needed = prompt_rows["prefix_id"].unique().to_list()
-    rows = _frame(prefixes, ("prefix_id", "text")).filter(pl.col("prefix_id").is_in(needed))
+    rows = project(prefixes, ("prefix_id", "text")).filter(pl.col("prefix_id").is_in(needed))
     return dict(zip(rows["prefix_id"], rows["text"], strict=True))
+
+
+def _segment_texts(segments: Any, prompt_rows: pl.DataFrame) -> dict[str, str]:
+    """Segment text by segment_id, for the segments the prompt rows list."""
+    if segments is None or "segment_ids" not in prompt_rows.columns:
+        return {}
+    needed = prompt_rows["segment_ids"].explode().drop_nulls().unique().to_list()
+    if not needed:
+        return {}
+    rows = project(segments, ("segment_id", "text")).filter(pl.col("segment_id").is_in(needed))
+    return dict(zip(rows["segment_id"], rows["text"], strict=True))
 
 
 def cost_estimates(
@@ -56,16 +106,27 @@ def cost_estimates(
     prices: Any,
     prefixes: Any = None,
     data_dir: str | None = None,
+    segments: Any = None,
+    corpus: Any = None,
+    design: Any = None,
 ) -> pl.DataFrame:
-    """The estimate of every configured system on this size's prompts (before any call).
+    """The estimate of every configured system on this size's prompts (before any call), for
+    every stage of every method: stage 1 from the prompts, later stages from the methods'
+    settings (design) and the corpus's document sizes.
 
     With the prefixes relation, systems with a `tokenizer` count the prompts over their window
     in SentencePiece tokens again in their own tokens, as the run does.
     """
-    frame = _frame(prompts, ESTIMATE_COLUMNS)
+    frame = project(prompts, ESTIMATE_COLUMNS)
     systems = list(configured_systems(systems_file_setting).values())
     texts = None if prefixes is None else _prefix_texts(prefixes, frame)
-    return cost.estimate(frame, systems, cost.prices_from_frame(_frame(prices)), size, texts, data_dir)
+    seed_prices = cost.prices_from_frame(project(prices))
+    stage1 = cost.estimate(frame, systems, seed_prices, size, texts, data_dir, _segment_texts(segments, frame))
+    if corpus is None or design is None:
+        return stage1
+    documents = project(corpus, ("task", "dataset", "corpus_id", "n_tokens"))
+    later = cost.later_stages(frame, documents, design, systems, seed_prices, size)
+    return pl.concat([stage1, later]).sort("system", "task", "dataset", "method", "stage")
 
 
 def responses(
@@ -81,24 +142,40 @@ def responses(
     corpus: Any,
     queries: Any,
     prices: Any,
-    estimates: Any,
+    estimates: Any = None,
+    segments: Any = None,
     emit: Callable[[str], None] = emit_stderr,
     data_dir: str | None = None,
+    limit: Any = None,
 ) -> pl.DataFrame:
-    """Send the size's prompts for the selected systems; the `responses` rows from the store."""
+    """Send one stage's prompts for the selected systems; the `responses` rows from the store.
+
+    Stage 1 passes the cost estimate of every stage and prints it before any call; later
+    stages pass their own prompt rows (with a `system` and their `prefix_text`). With a limit,
+    only the first N dev and N test queries of each dataset are sent (query_limit)."""
     systems = select(configured_systems(systems_file_setting), parse_selection(selection))
     names = [s.name for s in systems]
-    estimate = _frame(estimates).filter(pl.col("system").is_in(names))
-    if estimate.height:
-        emit(f"cost estimate for loft_{size} (before any call):\n{cost.format_estimate(estimate)}")
-    prompt_rows = _frame(prompts, PROMPT_COLUMNS)
-    uses_bm25 = any(s.provider == "bm25" for s in systems)
+    later_usd: float | None = 0.0
+    if estimates is not None:
+        estimate = project(estimates).filter(pl.col("system").is_in(names))
+        if estimate.height:
+            emit(f"cost estimate for loft_{size} (before any call):\n{cost.format_estimate(estimate)}")
+            later = estimate.filter(pl.col("is_estimated_from_settings"))["cost_usd_no_cache"]
+            later_usd = None if later.null_count() else float(later.sum())
+    prompt_rows = project(prompts, PROMPT_COLUMNS)
+    n_queries = query_limit(limit)
+    if n_queries is not None:
+        kept = first_queries(project(queries, ("task", "dataset", "split", "qid", "query_rank")), n_queries)
+        prompt_rows = prompt_rows.join(kept, on=["task", "dataset", "split", "qid"], how="semi")
+        emit(f"limit {n_queries}: {prompt_rows.height} prompt row(s) of the first {n_queries} dev and test queries")
+    uses_bm25 = any(s.provider == "bm25" for s in systems) or _has_steps(prompt_rows)
     inputs = runner.RunInputs(
-        prompts=prompt_rows,
+        prompts=prompt_rows.drop("prefix_text", strict=False),
         prefixes=_prefix_texts(prefixes, prompt_rows),
-        corpus=_frame(corpus, ("task", "dataset", "corpus_id", "pid", "title", "text")) if uses_bm25 else None,
-        doc_ids=_frame(doc_ids, ("task", "dataset", "corpus_id", "variant", "shown_id", "pid")) if uses_bm25 else None,
-        queries=_frame(queries, ("task", "dataset", "corpus_id", "qid", "turn", "query_text")) if uses_bm25 else None,
+        corpus=project(corpus, ("task", "dataset", "corpus_id", "pid", "title", "text")) if uses_bm25 else None,
+        doc_ids=project(doc_ids, ("task", "dataset", "corpus_id", "variant", "shown_id", "pid")) if uses_bm25 else None,
+        queries=project(queries, ("task", "dataset", "corpus_id", "qid", "turn", "query_text")) if uses_bm25 else None,
+        segments=_segment_texts(segments, prompt_rows),
     )
     with ResponseStore(store_path(store_setting)) as store:
         frame = runner.run(
@@ -106,8 +183,9 @@ def responses(
             systems,
             store,
             size,
-            cost.prices_from_frame(_frame(prices)),
+            cost.prices_from_frame(project(prices)),
             max_cost_usd=cost.parse_limit(max_cost_usd),
+            later_stages_usd=later_usd,
             emit=emit,
             data_dir=data_dir,
         )

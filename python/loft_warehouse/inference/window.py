@@ -66,8 +66,10 @@ class ContextWindow:
         parts += [(m["role"], (m["content"],)) for m in messages[1:]]
         return self.limit is not None and self.tokens().count_chat(parts) > self.limit
 
-    def split(self, rows: pl.DataFrame, prefixes: Mapping[str, str] | None) -> WindowSplit:
-        """Rows (prompt_id, prefix_id, head, suffix, n_tokens_total) split at the window.
+    def split(
+        self, rows: pl.DataFrame, prefixes: Mapping[str, str] | None, segments: Mapping[str, str] | None = None
+    ) -> WindowSplit:
+        """Rows (prompt_id, prefix_id, head, segment_ids, suffix, n_tokens_total) split at the window.
 
         Without prefix texts the SentencePiece count decides even for a system with a
         tokenizer.
@@ -86,8 +88,9 @@ class ContextWindow:
             except KeyError as exc:
                 raise ConfigurationError(f"prompt_prefixes has no prefix_id {row['prefix_id']!r}") from exc
             head = row.get("head") or ""
-            turns = placeholder_turns(row["suffix"])
-            messages = build_messages(head + prefix, row["suffix"], [[]] * (max(turns, default=-1) + 1))
+            after = "".join((segments or {})[i] for i in row.get("segment_ids") or []) + row["suffix"]
+            turns = placeholder_turns(after)
+            messages = build_messages(head + prefix, after, [[]] * (max(turns, default=-1) + 1))
             if self.over(head, prefix, messages):
                 too_long.append(row["prompt_id"])
             elif turns:

@@ -40,6 +40,7 @@ class Doc:
     title: str | None = None
     answer: str | None = None
     min_context: str | None = None
+    n_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ def collections(
     corpus: pl.DataFrame,
     queries: pl.DataFrame,
     datasets: pl.DataFrame,
-    tasks: tuple[str, ...] = ("retrieval", "rag", "icl", "sql"),
+    tasks: tuple[str, ...] = ("retrieval", "rag", "icl", "sql", "litm", "rr"),
 ) -> Iterator[Collection]:
     """One Collection per (task, dataset, corpus_id) of the given tasks; a SQL database that
     no dev/test query reads (the few-shot query's: the SQL prompt brings its own worked
@@ -173,6 +174,7 @@ def collections(
                 title=r["title"],
                 answer=r["answer"],
                 min_context=r["min_context"],
+                n_tokens=r.get("n_tokens") or 0,
             )
             for r in docs.iter_rows(named=True)
         ]

@@ -34,10 +34,22 @@ MINI_CORPUS_SIZE = 10
 QUESTION_MARK = "<<QUESTION>>"
 
 
+# Where the first gold document starts, always at the start of a line: the part holding it
+# ("head" | "prefix" | "segment" | "suffix"), the segment's index (0 for the other parts) and
+# the character offset within that part.
+Anchor = tuple[str, int, int]
+
+
 @dataclass(frozen=True)
 class PromptRow:
-    """One query turn's own text: `head` (before the prefix; only query_at_beginning) and
-    `suffix` (after it), with its gold and the gold documents' shown IDs."""
+    """One query turn's own text: `head` (before the prefix; only query_at_beginning and
+    prompts that open with the question), `segments` (stored blocks between the prefix and the
+    suffix: the documents of prompts that share no prefix, such as one question's pages) and
+    `suffix`, with its gold, the gold documents' shown IDs and positions (indices into
+    Rendered.shown), and where the first gold document starts. call_index numbers the calls one
+    query turn makes in one stage (chunked ICR: one per chunk); payload is JSON a later stage
+    or the parser needs (e.g. the candidate a verification call judges). prefix, when set,
+    replaces Rendered.prefix for this row (chunked ICR: each chunk's pages)."""
 
     qid: str
     split: str
@@ -47,16 +59,23 @@ class PromptRow:
     suffix: str
     gold_json: str | None
     gold_shown_ids: tuple[str, ...]
+    segments: tuple[str, ...] = ()
+    gold_positions: tuple[int, ...] = ()
+    gold_anchor: Anchor | None = None
+    call_index: int = 0
+    payload: str | None = None
+    prefix: str | None = None
 
 
 @dataclass(frozen=True)
 class Rendered:
-    """One (collection, variant): the shared prefix, the shown ID of every corpus document in
-    prompt order, and one row per evaluated query turn."""
+    """One (collection, variant, method): the shared prefix, the shown ID of every document of
+    the context in prompt order, and one row per evaluated query turn (and call)."""
 
     prefix: str
     shown: tuple[tuple[str, str], ...]
     rows: tuple[PromptRow, ...]
+    method: str = "cic"
 
 
 @dataclass(frozen=True)
@@ -164,8 +183,11 @@ def _turn_rows(
     query: Query,
     shown_of: dict[str, str],
     by_pid: dict[str, Doc],
+    line_start: dict[str, tuple[int, int]],
 ) -> list[PromptRow]:
-    """One row per turn; turn t repeats turns 0..t-1 with placeholders for the model's answers."""
+    """One row per turn; turn t repeats turns 0..t-1 with placeholders for the model's answers.
+
+    line_start gives, per pid, the prefix offset of its corpus line and its position."""
     rows = []
     for t, turn in enumerate(query.turns):
         gold = _gold_docs(collection, query, t, turn, shown_of, by_pid)
@@ -176,6 +198,8 @@ def _turn_rows(
         else:
             head = ""
             suffix = TEST_SEPARATOR + earlier + _query_block(layout.wording, turn.text)
+        positions = tuple(line_start[doc.pid][1] for _, doc in gold)
+        first = min(gold, key=lambda pair: line_start[pair[1].pid][1], default=None)
         rows.append(
             PromptRow(
                 qid=query.qid,
@@ -186,6 +210,8 @@ def _turn_rows(
                 suffix=suffix,
                 gold_json=turn.gold_json,
                 gold_shown_ids=tuple(shown for shown, _ in gold),
+                gold_positions=positions,
+                gold_anchor=("prefix", 0, line_start[first[1].pid][0]) if first else None,
             )
         )
     return rows
@@ -199,12 +225,12 @@ def render_documents(collection: Collection, variant: Variant, seed: int) -> Ren
     ids = shown_ids(collection, variant, len(docs), seed)
     shown_of = {doc.pid: shown for shown, doc in zip(ids, docs, strict=True)}
     by_pid = {doc.pid: doc for doc in docs}
-    corpus = "".join(
-        corpus_line(shown, doc, layout.has_title, layout.content, layout.id_echo)
-        for shown, doc in zip(ids, docs, strict=True)
-    )
     few_shot = collection.few_shot[: variant.n_few_shot] if variant.n_few_shot is not None else collection.few_shot
     instruction = instructions.GENERIC_INSTRUCTION if variant.generic_instruction else wording.instruction
+    lines = [
+        corpus_line(shown, doc, layout.has_title, layout.content, layout.id_echo)
+        for shown, doc in zip(ids, docs, strict=True)
+    ]
     if variant.corpus_in_each_few_shot:
         examples = []
         for n, query in enumerate(few_shot, start=1):
@@ -216,16 +242,23 @@ def render_documents(collection: Collection, variant: Variant, seed: int) -> Ren
             )
             mini_shown = {d.pid: s for s, d in zip(mini_ids, mini, strict=True)}
             examples.append(_example(collection, layout, n, query, mini_shown, {d.pid: d for d in mini}, own_corpus))
-        prefix = instruction + "\n" + "".join(examples) + corpus
+        before_corpus = instruction + "\n" + "".join(examples)
+        after_corpus = ""
     else:
         examples = [
             _example(collection, layout, n, query, shown_of, by_pid) for n, query in enumerate(few_shot, start=1)
         ]
-        prefix = instruction + "\n" + corpus + "".join(examples)
+        before_corpus, after_corpus = instruction + "\n", "".join(examples)
+    prefix = before_corpus + "".join(lines) + after_corpus
+    line_start: dict[str, tuple[int, int]] = {}
+    offset = len(before_corpus)
+    for position, (doc, line) in enumerate(zip(docs, lines, strict=True)):
+        line_start[doc.pid] = (offset, position)
+        offset += len(line)
     rows = [
         row
         for query in collection.evaluated
-        for row in _turn_rows(collection, layout, variant, query, shown_of, by_pid)
+        for row in _turn_rows(collection, layout, variant, query, shown_of, by_pid, line_start)
     ]
     return Rendered(
         prefix=prefix,

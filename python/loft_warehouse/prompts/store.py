@@ -1,14 +1,21 @@
 """The prompt tables of one size, built from the `corpus`, `queries` and `stg_datasets` marts.
 
-- prompt_prefixes: one row per (task, dataset, corpus_id, variant): the shared text.
-- prompts: one row per (variant, query, turn): only its own head/suffix, so storage grows with
-  corpus + queries, never corpus x queries. prompt text = head || prefix.text || suffix.
+- prompt_prefixes: the shared texts, stored once (a corpus with its instruction and few-shot
+  examples per dataset x variant x method; a chunk of pages; possibly the empty text).
+- prompt_segments: stored blocks that prompts list between the prefix and the suffix (a study
+  question's documents or pages, a reminder), each stored once however many prompts use it.
+- prompts: one row per (variant, method, query, turn, call) of stage 1: only its own head,
+  segment list and suffix, so storage grows with corpus + queries, never corpus x queries.
+  prompt text = head || prefix.text || segments (in order) || suffix.
 - prompt_doc_ids: shown ID -> pid per (task, dataset, corpus_id, variant), in prompt order.
+- prompt_variants: what each built variant is (its experiment and the position it puts the
+  gold at), for position curves.
 
 Token counts are SentencePiece counts of the whole prompt, computed without materialising it:
 no SentencePiece piece contains a newline, so a text that follows a newline tokenizes the same
-on its own once preceded by a newline (count("\\n" + s) - count("\\n")); prefixes and heads end in
-a newline, so n_tokens_total = count(head) + continuation(prefix) + continuation(suffix).
+on its own once preceded by a newline (count("\\n" + s) - count("\\n")); heads, prefixes and
+segments end in a newline, so n_tokens_total = count(first part) + continuation of every later
+part. The same sum up to the line where the first gold document starts is gold_token_offset.
 """
 
 from __future__ import annotations
@@ -16,18 +23,21 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import sentencepiece as spm
 
 from loft_warehouse import settings
-from loft_warehouse.prompts import variants as variant_catalogue
-from loft_warehouse.prompts.inputs import collections
-from loft_warehouse.prompts.render import render
+from loft_warehouse.prompts.inputs import Collection, collections
+from loft_warehouse.prompts.render import Anchor, PromptRow, Rendered
 from loft_warehouse.prompts.variants import Variant
 from loft_warehouse.tokens import TokenCounter, counter
+
+if TYPE_CHECKING:
+    from loft_warehouse.design import Design
 
 PREFIX_SCHEMA = {
     "prefix_id": pl.String,
@@ -35,6 +45,7 @@ PREFIX_SCHEMA = {
     "dataset": pl.String,
     "corpus_id": pl.String,
     "variant": pl.String,
+    "method": pl.String,
     "text": pl.String,
     "content_hash": pl.String,
     "n_tokens": pl.Int64,
@@ -47,21 +58,53 @@ PROMPT_KEY_SCHEMA = {
     "dataset": pl.String,
     "corpus_id": pl.String,
     "variant": pl.String,
+    "method": pl.String,
+    "stage": pl.Int64,
     "split": pl.String,
     "qid": pl.String,
     "turn": pl.Int64,
+    "call_index": pl.Int64,
+}
+POSITION_SCHEMA = {
+    "gold_positions": pl.List(pl.Int64),
+    "gold_depth": pl.Float64,
+    "gold_token_offset": pl.Int64,
+    "n_documents": pl.Int64,
 }
 PROMPT_SCHEMA = {
     **PROMPT_KEY_SCHEMA,
     "n_turns": pl.Int64,
     "prefix_id": pl.String,
     "head": pl.String,
+    "segment_ids": pl.List(pl.String),
     "suffix": pl.String,
     "n_tokens_prefix": pl.Int64,
     "n_tokens_total": pl.Int64,
     "gold": pl.String,
     "gold_shown_ids": pl.String,
     "targets": pl.String,
+    **POSITION_SCHEMA,
+    "payload": pl.String,
+}
+SEGMENT_SCHEMA = {
+    "segment_id": pl.String,
+    "text": pl.String,
+    "n_tokens": pl.Int64,
+    "n_chars": pl.Int64,
+}
+VARIANT_SCHEMA = {
+    "task": pl.String,
+    "dataset": pl.String,
+    "variant": pl.String,
+    "family": pl.String,
+    "experiment": pl.String,
+    "position": pl.Float64,
+    "position_unit": pl.String,
+    "n_documents": pl.Int64,
+    "query_aware": pl.Boolean,
+    "setting": pl.String,
+    "document_tokens": pl.Int64,
+    "answer_tokens": pl.Int64,
 }
 DOC_ID_SCHEMA = {
     "task": pl.String,
@@ -76,28 +119,50 @@ DOC_ID_SCHEMA = {
 
 @dataclass(frozen=True)
 class PromptTables:
-    """The three prompt tables of one size as polars frames."""
+    """The prompt tables of one size as polars frames."""
 
     prefixes: pl.DataFrame
     prompts: pl.DataFrame
     doc_ids: pl.DataFrame
+    segments: pl.DataFrame
+    variants: pl.DataFrame
 
 
-def prefix_id(task: str, dataset: str, corpus_id: str, variant: str, text: str) -> str:
-    """First 16 hex digits of sha256 over the key and the text: unique per (dataset, variant)
-    even where two variants share a text (few_shot_5 and default); content_hash is the text's."""
-    key = f"{task}/{dataset}/{corpus_id}/{variant}\0{text}"
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+def prefix_id(task: str, dataset: str, corpus_id: str, variant: str, text: str, method: str = "cic") -> str:
+    """First 16 hex digits of sha256 over the key and the text: unique per (dataset, variant,
+    method) even where two of them share a text (few_shot_5 and default); content_hash is the
+    text's."""
+    scope = f"{task}/{dataset}/{corpus_id}/{variant}" + ("" if method == "cic" else f"/{method}")
+    return hashlib.sha256(f"{scope}\0{text}".encode()).hexdigest()[:16]
 
 
-def prompt_id(task: str, dataset: str, corpus_id: str, variant: str, qid: str, turn: int) -> str:
-    """The stable key of one prompt row."""
-    return f"{task}/{dataset}/{corpus_id}/{variant}/{qid}/{turn}"
+def segment_id(text: str) -> str:
+    """A segment's key: the first 16 hex digits of its text's sha256 (equal texts are one row)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def prompt_text(head: str, prefix: str, suffix: str) -> str:
-    """The full prompt sent to a model (head is '' except for query_at_beginning)."""
-    return head + prefix + suffix
+def prompt_id(
+    task: str,
+    dataset: str,
+    corpus_id: str,
+    variant: str,
+    qid: str,
+    turn: int,
+    method: str = "cic",
+    stage: int = 1,
+    call_index: int = 0,
+) -> str:
+    """The stable key of one prompt row: task/dataset/corpus_id/variant/qid/turn for LOFT's
+    one-call prompt, with /method/s{stage}/c{call} after it for every other method or stage."""
+    base = f"{task}/{dataset}/{corpus_id}/{variant}/{qid}/{turn}"
+    if (method, stage, call_index) == ("cic", 1, 0):
+        return base
+    return f"{base}/{method}/s{stage}/c{call_index}"
+
+
+def prompt_text(head: str, prefix: str, suffix: str, segments: Sequence[str] = ()) -> str:
+    """The full prompt sent to a model: head, the shared prefix, the segments, the suffix."""
+    return head + prefix + "".join(segments) + suffix
 
 
 class PromptTokens:
@@ -154,24 +219,6 @@ class PromptTokens:
         newline = self.tokens.count(["\n"])[0]
         return [n - newline for n in self.tokens.count(["\n" + t for t in texts])]
 
-    def totals(self, prefix: str, parts: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
-        """n_tokens of the prefix, and of head + prefix + suffix for each (head, suffix)."""
-        for text, what in [(prefix, "prefix"), *((h, "head") for h, _ in parts if h)]:
-            if not text.endswith("\n"):
-                raise ValueError(f"a prompt {what} must end in a newline: {text[-40:]!r}")
-        n_prefix = self.count([prefix])[0]
-        n_suffixes = self.continuation([s for _, s in parts])
-        heads = [h for h, _ in parts if h]
-        if not heads:
-            return n_prefix, [n_prefix + n for n in n_suffixes]
-        n_heads = iter(self.count(heads))
-        inner_prefix = self.continuation([prefix])[0]
-        totals = [
-            (next(n_heads) + inner_prefix if head else n_prefix) + n_suffix
-            for (head, _), n_suffix in zip(parts, n_suffixes, strict=True)
-        ]
-        return n_prefix, totals
-
 
 def _gold_targets(task: str, gold_json: str | None, gold_shown_ids: Sequence[str]) -> str:
     """What scoring compares with: shown IDs for retrieval, queries.gold for the rest."""
@@ -180,78 +227,188 @@ def _gold_targets(task: str, gold_json: str | None, gold_shown_ids: Sequence[str
     return gold_json if gold_json is not None else "null"
 
 
+class PartCounts:
+    """Token counts of prompt parts within one build, each distinct text counted once as a
+    prompt's start and once as a continuation (after a newline)."""
+
+    def __init__(self, counts: PromptTokens) -> None:
+        self.counts = counts
+        self._start: dict[str, int] = {}
+        self._continuation: dict[str, int] = {}
+
+    def start(self, text: str) -> int:
+        if text not in self._start:
+            self._start[text] = self.counts.count([text])[0] if text else 0
+        return self._start[text]
+
+    def continuation(self, text: str) -> int:
+        if text not in self._continuation:
+            self._continuation[text] = self.counts.continuation([text])[0] if text else 0
+        return self._continuation[text]
+
+    def total(self, parts: Sequence[str]) -> int:
+        """Tokens of the joined parts (all but the last end in a newline)."""
+        present = [p for p in parts if p]
+        for part in present[:-1]:
+            if not part.endswith("\n"):
+                raise ValueError(f"a prompt part must end in a newline: {part[-40:]!r}")
+        if not present:
+            return 0
+        return self.start(present[0]) + sum(self.continuation(p) for p in present[1:])
+
+
+def _gold_token_offset(counts: PartCounts, row: PromptRow, prefix: str, anchor: Anchor) -> int:
+    """Tokens of the prompt before the line where the first gold document starts."""
+    part, index, offset = anchor
+    if part == "head":
+        parts = [row.head[:offset]]
+    elif part == "prefix":
+        parts = [row.head, prefix[:offset]]
+    elif part == "segment":
+        parts = [row.head, prefix, *row.segments[:index], row.segments[index][:offset]]
+    else:
+        parts = [row.head, prefix, *row.segments, row.suffix[:offset]]
+    return counts.total(parts)
+
+
+def _variant_row(collection: Collection, variant: Variant) -> dict[str, Any]:
+    position, unit = variant.designed_position
+    return {
+        "task": collection.task,
+        "dataset": collection.dataset,
+        "variant": variant.name,
+        "family": variant.family,
+        "experiment": variant.experiment,
+        "position": position,
+        "position_unit": unit,
+        "n_documents": variant.n_documents,
+        "query_aware": variant.query_aware,
+        "setting": variant.setting,
+        "document_tokens": variant.document_tokens,
+        "answer_tokens": variant.answer_tokens,
+    }
+
+
 def build(
     corpus: pl.DataFrame,
     queries: pl.DataFrame,
     datasets: pl.DataFrame,
-    variants: Iterable[Variant],
+    design: Design,
     tokens: TokenCounter,
     seed: int,
 ) -> PromptTables:
-    """Render every applicable (collection, variant) and count its tokens."""
-    counts = PromptTokens(tokens)
-    variants = list(variants)
-    prefix_rows, prompt_rows, doc_rows = [], [], []
+    """Render stage 1 of every selected method on every applicable (corpus, variant) and count
+    its tokens."""
+    from loft_warehouse.methods.stage1 import document_ids, render_stage1, variants_for
+
+    counts = PartCounts(PromptTokens(tokens))
+    prefix_rows: dict[str, dict[str, Any]] = {}
+    segment_rows: dict[str, dict[str, Any]] = {}
+    variant_rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    prompt_rows: list[dict[str, Any]] = []
+    doc_rows: list[dict[str, Any]] = []
     for collection in collections(corpus, queries, datasets):
-        for variant in variants:
-            if not variant.applies_to(collection):
-                continue
-            rendered = render(collection, variant, seed)
-            key = (collection.task, collection.dataset, collection.corpus_id, variant.name)
-            pid = prefix_id(*key, rendered.prefix)
-            n_prefix, totals = counts.totals(rendered.prefix, [(row.head, row.suffix) for row in rendered.rows])
-            prefix_rows.append(
-                {
-                    "prefix_id": pid,
-                    "task": key[0],
-                    "dataset": key[1],
-                    "corpus_id": key[2],
-                    "variant": key[3],
-                    "text": rendered.prefix,
-                    "content_hash": hashlib.sha256(rendered.prefix.encode("utf-8")).hexdigest(),
-                    "n_tokens": n_prefix,
-                    "n_chars": len(rendered.prefix),
-                }
-            )
-            for row, total in zip(rendered.rows, totals, strict=True):
-                prompt_rows.append(
-                    {
-                        "prompt_id": prompt_id(*key, row.qid, row.turn),
-                        "task": key[0],
-                        "dataset": key[1],
-                        "corpus_id": key[2],
-                        "variant": key[3],
-                        "split": row.split,
-                        "qid": row.qid,
-                        "turn": row.turn,
-                        "n_turns": row.n_turns,
-                        "prefix_id": pid,
-                        "head": row.head,
-                        "suffix": row.suffix,
-                        "n_tokens_prefix": n_prefix,
-                        "n_tokens_total": total,
-                        "gold": row.gold_json,
-                        "gold_shown_ids": json.dumps(list(row.gold_shown_ids), ensure_ascii=False),
-                        "targets": _gold_targets(key[0], row.gold_json, row.gold_shown_ids),
-                    }
-                )
+        key = (collection.task, collection.dataset, collection.corpus_id)
+        for variant in variants_for(collection, design):
+            variant_rows.setdefault((*key[:2], variant.name), _variant_row(collection, variant))
             doc_rows.extend(
-                {
-                    "task": key[0],
-                    "dataset": key[1],
-                    "corpus_id": key[2],
-                    "variant": key[3],
-                    "position": position,
-                    "shown_id": shown,
-                    "pid": doc_pid,
-                }
-                for position, (shown, doc_pid) in enumerate(rendered.shown)
-            )
+                {"task": key[0], "dataset": key[1], "corpus_id": key[2], "variant": variant.name,
+                 "position": position, "shown_id": shown, "pid": pid}
+                for position, (shown, pid) in enumerate(document_ids(collection, variant, seed))
+            )  # fmt: skip
+            for method in design.methods:
+                rendered = render_stage1(collection, variant, method, design, seed)
+                if rendered is not None:
+                    prompt_rows.extend(
+                        _rows(key, variant.name, rendered, counts, prefix_rows, segment_rows)
+                    )
     return PromptTables(
-        prefixes=pl.DataFrame(prefix_rows, schema=PREFIX_SCHEMA),
+        prefixes=pl.DataFrame(list(prefix_rows.values()), schema=PREFIX_SCHEMA),
         prompts=pl.DataFrame(prompt_rows, schema=PROMPT_SCHEMA),
         doc_ids=pl.DataFrame(doc_rows, schema=DOC_ID_SCHEMA),
+        segments=pl.DataFrame(list(segment_rows.values()), schema=SEGMENT_SCHEMA),
+        variants=pl.DataFrame(list(variant_rows.values()), schema=VARIANT_SCHEMA),
     )
+
+
+def _rows(
+    key: tuple[str, str, str],
+    variant: str,
+    rendered: Rendered,
+    counts: PartCounts,
+    prefix_rows: dict[str, dict[str, Any]],
+    segment_rows: dict[str, dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The prompt rows of one rendering; its prefixes and segments go into the shared tables."""
+    rows = []
+    n_documents = len(rendered.shown)
+    for row in rendered.rows:
+        prefix = row.prefix if row.prefix is not None else rendered.prefix
+        for what, text in (("head", row.head), ("prefix", prefix)):
+            if text and not text.endswith("\n"):
+                raise ValueError(f"a prompt {what} must end in a newline: {text[-40:]!r}")
+        pid = prefix_id(*key, variant, prefix, rendered.method)
+        if pid not in prefix_rows:
+            prefix_rows[pid] = {
+                "prefix_id": pid,
+                "task": key[0],
+                "dataset": key[1],
+                "corpus_id": key[2],
+                "variant": variant,
+                "method": rendered.method,
+                "text": prefix,
+                "content_hash": hashlib.sha256(prefix.encode("utf-8")).hexdigest(),
+                "n_tokens": counts.start(prefix),
+                "n_chars": len(prefix),
+            }
+        segment_ids = []
+        for text in row.segments:
+            sid = segment_id(text)
+            if sid not in segment_rows:
+                segment_rows[sid] = {
+                    "segment_id": sid,
+                    "text": text,
+                    "n_tokens": counts.continuation(text),
+                    "n_chars": len(text),
+                }
+            segment_ids.append(sid)
+        positions = list(row.gold_positions)
+        depth = None
+        if positions:
+            depth = min(positions) / (n_documents - 1) if n_documents > 1 else 0.0
+        rows.append(
+            {
+                "prompt_id": prompt_id(*key, variant, row.qid, row.turn, rendered.method, 1, row.call_index),
+                "task": key[0],
+                "dataset": key[1],
+                "corpus_id": key[2],
+                "variant": variant,
+                "method": rendered.method,
+                "stage": 1,
+                "split": row.split,
+                "qid": row.qid,
+                "turn": row.turn,
+                "call_index": row.call_index,
+                "n_turns": row.n_turns,
+                "prefix_id": pid,
+                "head": row.head,
+                "segment_ids": segment_ids,
+                "suffix": row.suffix,
+                "n_tokens_prefix": prefix_rows[pid]["n_tokens"],
+                "n_tokens_total": counts.total([row.head, prefix, *row.segments, row.suffix]),
+                "gold": row.gold_json,
+                "gold_shown_ids": json.dumps(list(row.gold_shown_ids), ensure_ascii=False),
+                "targets": _gold_targets(key[0], row.gold_json, row.gold_shown_ids),
+                "gold_positions": positions or None,
+                "gold_depth": depth,
+                "gold_token_offset": (
+                    _gold_token_offset(counts, row, prefix, row.gold_anchor) if row.gold_anchor else None
+                ),
+                "n_documents": n_documents or None,
+                "payload": row.payload,
+            }
+        )
+    return rows
 
 
 def _fingerprint(*frames: pl.DataFrame) -> tuple[int, ...]:
@@ -266,54 +423,37 @@ def built(
     corpus: pl.DataFrame,
     queries: pl.DataFrame,
     datasets: pl.DataFrame,
-    variant_names: Iterable[str] | str | None,
+    design: Design,
     tokenizer_model: str | None,
     data_dir: str | None,
     seed: int | str,
 ) -> PromptTables:
-    """build() with settings resolved, memoised on the inputs' content so that the three dbt
+    """build() with settings resolved, memoised on the inputs' content so that the prompt
     models of a size render once per process."""
-    chosen = variant_catalogue.resolve(variant_names)
     root = None if tokenizer_model else settings.data_dir(data_dir)
     model = settings.tokenizer_model(tokenizer_model, root)
-    key = (
-        str(model),
-        int(seed),
-        tuple(v.name for v in chosen),
-        _fingerprint(corpus, queries, datasets),
-    )
+    key = (str(model), int(seed), design.key(), _fingerprint(corpus, queries, datasets))
     with _BUILT_LOCK:
         if key not in _BUILT:
             _BUILT.clear()
-            _BUILT[key] = build(corpus, queries, datasets, chosen, counter(model), int(seed))
+            _BUILT[key] = build(corpus, queries, datasets, design, counter(model), int(seed))
         return _BUILT[key]
 
 
-def parse_variant_setting(value: object) -> list[str]:
-    """The dbt `prompt_variants` var as the model config renders it: a list, a rendered list
-    ("['default', 'no_cot']") or a comma-separated string."""
-    if value is None:
-        return ["default"]
-    if isinstance(value, list | tuple):
-        return [str(v) for v in value]
-    text = str(value).strip()
-    if text.startswith("["):
-        return [v.strip().strip("'\"") for v in text.strip("[]").split(",") if v.strip()]
-    return [v.strip() for v in text.split(",") if v.strip()]
-
-
-def table_for_model(dbt, table: str, corpus, queries, datasets) -> pl.DataFrame:
+def table_for_model(dbt: Any, table: str, corpus: Any, queries: Any, datasets: Any) -> pl.DataFrame:
     """One prompt table for a dbt Python model; inputs are the dbt.ref relations of its size.
 
     The model file itself reads `loft` and `prompt_variants` from its config (dbt hands a
     Python model only the config keys its own file reads).
     """
+    from loft_warehouse.design import Design
+
     config = dbt.config.get("loft") or {}
     tables = built(
         corpus.pl(),
         queries.pl(),
         datasets.pl(),
-        parse_variant_setting(dbt.config.get("prompt_variants")),
+        Design.from_config(config, dbt.config.get("prompt_variants")),
         config.get("tokenizer_model"),
         config.get("data_dir"),
         config.get("seed") or 0,

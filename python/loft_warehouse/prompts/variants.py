@@ -48,9 +48,17 @@ MAX_FEW_SHOT = 5
 ABLATION_TASKS = frozenset({"retrieval", "rag"})
 
 
+LOFT_TASKS = frozenset({"retrieval", "rag", "icl", "sql"})
+
+
 @dataclass(frozen=True)
 class Variant:
-    """The switches one prompt variant sets; `default` leaves them all at the paper's choice."""
+    """The switches one prompt variant sets; `default` leaves them all at the paper's choice.
+
+    family is `loft` for LOFT's prompt and its ablations; the positional studies' sweep variants
+    (studies.sweeps) set `litm_qa`, `litm_kv` or `rr` with their document count, gold index,
+    document length and answer position.
+    """
 
     name: str
     generic_instruction: bool = False
@@ -64,9 +72,45 @@ class Variant:
     gold_group: str | None = None
     gold_position: int | None = None
     context: str | None = None
+    family: str = "loft"
+    n_documents: int | None = None
+    gold_index: int | None = None
+    query_aware: bool = False
+    setting: str | None = None
+    document_tokens: int | None = None
+    answer_tokens: int | None = None
+
+    @property
+    def experiment(self) -> str | None:
+        """The positional experiment this variant is a point of (position_curves), if any."""
+        if self.gold_group is not None:
+            return f"loft_gold_pos_{self.gold_group}"
+        if self.family == "litm_qa":
+            if self.setting is not None:
+                return f"litm_qa_{self.setting}"
+            return f"litm_qa_{self.n_documents}docs" + ("_query_aware" if self.query_aware else "")
+        if self.family == "litm_kv":
+            return f"litm_kv_{self.n_documents}keys" + ("_query_aware" if self.query_aware else "")
+        if self.family == "rr":
+            return f"rr_d{self.document_tokens}"
+        return None
+
+    @property
+    def designed_position(self) -> tuple[float | None, str | None]:
+        """Where the variant puts the gold (value, unit): percent of the corpus, document index
+        or tokens into the document; (None, None) when it does not place it."""
+        if self.gold_position is not None:
+            return float(self.gold_position), "percent"
+        if self.gold_index is not None:
+            return float(self.gold_index), "document_index"
+        if self.answer_tokens is not None:
+            return float(self.answer_tokens), "tokens"
+        return None, None
 
     def applies_to(self, collection: Collection) -> bool:
         """Whether this variant is built for a collection (see the module docstring)."""
+        if self.family != "loft" or collection.task not in LOFT_TASKS:
+            return False
         if self.name == "default":
             return True
         if self.context is not None:

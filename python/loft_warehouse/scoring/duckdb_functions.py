@@ -21,24 +21,26 @@ from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
 from loft_warehouse.scoring import intervals, metrics, normalize, parse
 
 VARCHAR_LIST = duckdb.list_type(VARCHAR)
-PARSED = duckdb.struct_type({"answers": VARCHAR_LIST, "answers_json": VARCHAR, "status": VARCHAR})
+PARSED = duckdb.struct_type(
+    {"answers": VARCHAR_LIST, "answers_json": VARCHAR, "status": VARCHAR, "detail": VARCHAR, "payload": VARCHAR}
+)
 INTERVAL = duckdb.struct_type({"low": DOUBLE, "high": DOUBLE, "method": VARCHAR})
 
 
-def _parsed_row(result: parse.Parsed) -> dict[str, Any]:
+def _parse_response(
+    text: str | None, rule: str, task: str | None, method: str | None, stage: int | None, payload: str | None
+) -> dict[str, Any]:
+    """One response read under a rule by its method and stage (methods.parsing)."""
+    from loft_warehouse.methods.parsing import parse_response
+
+    result = parse_response(text, rule, task, method or "cic", int(stage or 1), payload)
     return {
         "answers": parse.answer_texts(result.answers),
         "answers_json": json.dumps(parse.to_json_value(result.answers), ensure_ascii=False),
         "status": result.status,
+        "detail": result.detail,
+        "payload": None if result.payload is None else json.dumps(result.payload, ensure_ascii=False),
     }
-
-
-def _parse_loft(text: str | None) -> dict[str, Any]:
-    return _parsed_row(parse.parse_loft_result(text))
-
-
-def _parse_strict(text: str | None, task: str | None) -> dict[str, Any]:
-    return _parsed_row(parse.parse_strict_result(text, task))
 
 
 def _exec_accuracy() -> Any:
@@ -57,6 +59,13 @@ def _exec_acc_strict(gold_json: str, pred_json: str, ordered: bool) -> float:
     return float(scorer.exec_acc_strict(json.loads(gold_json), json.loads(pred_json), ordered=ordered))
 
 
+def _method_stages(name: str) -> int:
+    """How many stages a method has (methods.catalogue)."""
+    from loft_warehouse.methods.catalogue import method
+
+    return method(name).n_stages
+
+
 def _bootstrap(values: list[float], seed: int) -> dict[str, Any]:
     interval = intervals.bootstrap_interval(values, seed)
     return {"low": interval.low, "high": interval.high, "method": interval.method}
@@ -64,7 +73,15 @@ def _bootstrap(values: list[float], seed: int) -> dict[str, Any]:
 
 # Arrow types of the results, so a batch of NULLs still has the declared type.
 _ARROW_STRING_LIST = pa.list_(pa.string())
-_ARROW_PARSED = pa.struct([("answers", _ARROW_STRING_LIST), ("answers_json", pa.string()), ("status", pa.string())])
+_ARROW_PARSED = pa.struct(
+    [
+        ("answers", _ARROW_STRING_LIST),
+        ("answers_json", pa.string()),
+        ("status", pa.string()),
+        ("detail", pa.string()),
+        ("payload", pa.string()),
+    ]
+)
 _ARROW_INTERVAL = pa.struct([("low", pa.float64()), ("high", pa.float64()), ("method", pa.string())])
 
 
@@ -92,13 +109,16 @@ class Function:
             1: lambda a: apply(a),
             2: lambda a, b: apply(a, b),
             3: lambda a, b, c: apply(a, b, c),
+            6: lambda a, b, c, d, e, f: apply(a, b, c, d, e, f),
         }
         return by_arity[len(self.parameters)]
 
 
 FUNCTIONS: dict[str, Function] = {
-    "loft_parse_loft": Function(_parse_loft, [VARCHAR], PARSED, _ARROW_PARSED, null_aware=True),
-    "loft_parse_strict": Function(_parse_strict, [VARCHAR, VARCHAR], PARSED, _ARROW_PARSED, null_aware=True),
+    "loft_parse_response": Function(
+        _parse_response, [VARCHAR, VARCHAR, VARCHAR, VARCHAR, BIGINT, VARCHAR], PARSED, _ARROW_PARSED, null_aware=True
+    ),
+    "loft_method_stages": Function(_method_stages, [VARCHAR], BIGINT, pa.int64()),
     "loft_normalize": Function(normalize.normalize_answer, [VARCHAR], VARCHAR, pa.string()),
     "loft_normalize_label": Function(normalize.normalize_label, [VARCHAR], VARCHAR, pa.string()),
     "loft_normalize_litm": Function(normalize.normalize_litm, [VARCHAR], VARCHAR, pa.string()),

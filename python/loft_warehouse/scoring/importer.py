@@ -215,9 +215,9 @@ def imported_frame(directory: Path, size: str, queries: pl.DataFrame) -> pl.Data
     ids = [
         prompt_id(*key) for key in combined.select("task", "dataset", "corpus_id", "variant", "qid", "turn").iter_rows()
     ]
-    return combined.with_columns(prompt_id=pl.Series(ids, dtype=pl.String)).select(
-        [pl.col(name).cast(kind) for name, kind in IMPORTED_SCHEMA.items()]
-    )
+    return combined.with_columns(
+        prompt_id=pl.Series(ids, dtype=pl.String), method=pl.lit("cic"), stage=pl.lit(1), call_index=pl.lit(0)
+    ).select([pl.col(name).cast(kind) for name, kind in IMPORTED_SCHEMA.items()])
 
 
 def frame_for_model(dbt: Any, queries: Any) -> pl.DataFrame:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,7 @@ class Document:
     answer: str | None = None
     label: str | None = None
     corpus_id: str | None = None
+    draw_rank: int | None = None
 
 
 @dataclass
@@ -48,9 +50,26 @@ class Query:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class CorpusRequest:
+    """What a per-question corpus builder gets from staging: the questions of this size's splits,
+    the content-token budget of one corpus, the seed, and the budget's token count of a document."""
+
+    queries: list[Query]
+    budget: int
+    seed: int
+    n_tokens: Callable[[Document], int]
+
+
 @dataclass
 class SourceData:
-    """A loaded dataset, before splits and corpus selection."""
+    """A loaded dataset, before splits and corpus selection.
+
+    Datasets whose every question reads a corpus of its own (the positional studies) set
+    corpus_for: staging calls it with the questions the size's splits take and lands what it
+    returns as those corpora (corpus_id = qid; distractors carry their draw_rank).
+    """
 
     documents: list[Document]
     queries: list[Query]
+    corpus_for: Callable[[CorpusRequest], list[Document]] | None = None

@@ -5,7 +5,7 @@ with
 gold as (
     select distinct task, dataset, corpus_id, qid, unnest(gold_pids) as pid
     from {{ model }}
-    where task in ('retrieval', 'rag')
+    where task in ('retrieval', 'rag', 'litm', 'rr')
 )
 
 select gold.*

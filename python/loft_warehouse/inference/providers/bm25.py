@@ -25,10 +25,26 @@ DEFAULT_TOP_K = 5
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
+class BM25Index:
+    """bm25s over a list of texts (English stopwords removed): rank a query, best first."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.tokenizer = Tokenizer(stopwords="en")
+        tokens = self.tokenizer.tokenize(texts, update_vocab=True, show_progress=False, return_as="ids")
+        self.retriever = bm25s.BM25()
+        self.retriever.index(tokens, show_progress=False)
+        self.size = len(texts)
+
+    def top(self, query: str, k: int) -> list[int]:
+        """Indices of the k best texts for the query (fewer when there are fewer texts)."""
+        ids = self.tokenizer.tokenize([query], update_vocab=False, show_progress=False, return_as="ids")
+        results, _ = self.retriever.retrieve(ids, k=min(k, self.size), show_progress=False, n_threads=1)
+        return [int(i) for i in np.asarray(results)[0]]
+
+
 @dataclass(frozen=True)
 class _Index:
-    tokenizer: Tokenizer
-    retriever: bm25s.BM25
+    index: BM25Index
     shown_ids: list[str]
 
 
@@ -71,12 +87,8 @@ class BM25Provider:
                 docs = self._shown.get(group)
                 if docs is None or docs.height == 0:
                     raise PermanentError(f"no shown documents for {'/'.join(group)}")
-                tokenizer = Tokenizer(stopwords="en")
                 texts = [document_text(t, x) for t, x in zip(docs["title"], docs["text"], strict=True)]
-                tokens = tokenizer.tokenize(texts, update_vocab=True, show_progress=False, return_as="ids")
-                retriever = bm25s.BM25()
-                retriever.index(tokens, show_progress=False)
-                self._indexes[group] = _Index(tokenizer, retriever, [str(s) for s in docs["shown_id"]])
+                self._indexes[group] = _Index(BM25Index(texts), [str(s) for s in docs["shown_id"]])
             return self._indexes[group]
 
     def query_text(self, row: dict) -> str:
@@ -89,10 +101,7 @@ class BM25Provider:
     def rank(self, row: dict) -> list[str]:
         """Shown IDs of the top_k documents for the row's query, best first."""
         index = self._index((row["task"], row["dataset"], row["corpus_id"], row["variant"]))
-        ids = index.tokenizer.tokenize([self.query_text(row)], update_vocab=False, show_progress=False, return_as="ids")
-        k = min(self.top_k, len(index.shown_ids))
-        results, _ = index.retriever.retrieve(ids, k=k, show_progress=False, n_threads=1)
-        return [index.shown_ids[int(i)] for i in np.asarray(results)[0]]
+        return [index.shown_ids[i] for i in index.index.top(self.query_text(row), self.top_k)]
 
     def complete(self, request: Request) -> Completion:
         ranked = self.rank(request.row)

@@ -1,4 +1,5 @@
-"""The selected systems' responses to this size's prompts, sent now or read from the durable store."""
+"""Stage 1 of every method: the selected systems' responses to this size's prompts, sent now or
+read from the durable store. Prints the cost estimate of every stage before any call."""
 
 from loft_warehouse.inference.warehouse import responses
 
@@ -13,10 +14,12 @@ def model(dbt, session):
         store_setting=dbt.config.get("response_store"),
         prompts=dbt.ref("loft_1m__prompts"),
         prefixes=dbt.ref("loft_1m__prompt_prefixes"),
+        segments=dbt.ref("loft_1m__prompt_segments"),
         doc_ids=dbt.ref("loft_1m__prompt_doc_ids"),
         corpus=dbt.ref("loft_1m__corpus"),
         queries=dbt.ref("loft_1m__queries"),
         prices=dbt.source("reference", "model_prices"),
         estimates=dbt.ref("loft_1m__cost_estimates"),
         data_dir=(dbt.config.get("loft") or {}).get("data_dir"),
+        limit=(dbt.config.get("loft") or {}).get("limit"),
     )

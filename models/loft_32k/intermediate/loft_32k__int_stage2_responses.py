@@ -1,4 +1,5 @@
-"""The selected systems' responses to this size's prompts, sent now or read from the durable store."""
+"""Stage 2 of the multi-stage methods: each system's responses to the prompts built from its own
+stage-1 answers (int_stage2_prompts), sent now or read from the durable store."""
 
 from loft_warehouse.inference.warehouse import responses
 
@@ -11,12 +12,11 @@ def model(dbt, session):
         systems_file_setting=dbt.config.get("systems_file"),
         max_cost_usd=dbt.config.get("max_cost_usd"),
         store_setting=dbt.config.get("response_store"),
-        prompts=dbt.ref("loft_128k__prompts"),
-        prefixes=dbt.ref("loft_128k__prompt_prefixes"),
-        doc_ids=dbt.ref("loft_128k__prompt_doc_ids"),
-        corpus=dbt.ref("loft_128k__corpus"),
-        queries=dbt.ref("loft_128k__queries"),
+        prompts=dbt.ref("loft_32k__int_stage2_prompts"),
+        prefixes=None,
+        doc_ids=dbt.ref("loft_32k__prompt_doc_ids"),
+        corpus=dbt.ref("loft_32k__corpus"),
+        queries=dbt.ref("loft_32k__queries"),
         prices=dbt.source("reference", "model_prices"),
-        estimates=dbt.ref("loft_128k__cost_estimates"),
         data_dir=(dbt.config.get("loft") or {}).get("data_dir"),
     )

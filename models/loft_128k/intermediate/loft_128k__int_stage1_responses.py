@@ -1,0 +1,25 @@
+"""Stage 1 of every method: the selected systems' responses to this size's prompts, sent now or
+read from the durable store. Prints the cost estimate of every stage before any call."""
+
+from loft_warehouse.inference.warehouse import responses
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    return responses(
+        dbt.this.schema.replace("loft_", ""),
+        selection=dbt.config.get("systems"),
+        systems_file_setting=dbt.config.get("systems_file"),
+        max_cost_usd=dbt.config.get("max_cost_usd"),
+        store_setting=dbt.config.get("response_store"),
+        prompts=dbt.ref("loft_128k__prompts"),
+        prefixes=dbt.ref("loft_128k__prompt_prefixes"),
+        segments=dbt.ref("loft_128k__prompt_segments"),
+        doc_ids=dbt.ref("loft_128k__prompt_doc_ids"),
+        corpus=dbt.ref("loft_128k__corpus"),
+        queries=dbt.ref("loft_128k__queries"),
+        prices=dbt.source("reference", "model_prices"),
+        estimates=dbt.ref("loft_128k__cost_estimates"),
+        data_dir=(dbt.config.get("loft") or {}).get("data_dir"),
+        limit=(dbt.config.get("loft") or {}).get("limit"),
+    )

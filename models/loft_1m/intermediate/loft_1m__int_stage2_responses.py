@@ -1,0 +1,22 @@
+"""Stage 2 of the multi-stage methods: each system's responses to the prompts built from its own
+stage-1 answers (int_stage2_prompts), sent now or read from the durable store."""
+
+from loft_warehouse.inference.warehouse import responses
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    return responses(
+        dbt.this.schema.replace("loft_", ""),
+        selection=dbt.config.get("systems"),
+        systems_file_setting=dbt.config.get("systems_file"),
+        max_cost_usd=dbt.config.get("max_cost_usd"),
+        store_setting=dbt.config.get("response_store"),
+        prompts=dbt.ref("loft_1m__int_stage2_prompts"),
+        prefixes=None,
+        doc_ids=dbt.ref("loft_1m__prompt_doc_ids"),
+        corpus=dbt.ref("loft_1m__corpus"),
+        queries=dbt.ref("loft_1m__queries"),
+        prices=dbt.source("reference", "model_prices"),
+        data_dir=(dbt.config.get("loft") or {}).get("data_dir"),
+    )

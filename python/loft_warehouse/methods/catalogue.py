@@ -1,0 +1,156 @@
+"""The methods a size can run: how many calls a query takes and how each stage is built.
+
+A method is a chain of stages. Stage 1 prompts are rendered with the size's other prompts (the
+`prompts` table); stage s+1 prompts are a dbt model over the parsed answers of stage s
+(methods.stage2). Every stage's calls go through the same runner, store, flow control and cost
+accounting; a stage may instead be a non-model step (`executor: bm25`). The last stage's answers
+are the method's predictions and are what is scored.
+
+Names (dbt var `methods`, default `[cic]`; `all` builds every one):
+
+- cic: LOFT's corpus-in-context prompt (one call); on the study datasets, their own one-call
+  prompt (Lost in the Middle, R&R baseline).
+- reprompt: R&R's reprompting: the document QA prompt with an instructions reminder (with the
+  question) every `reprompt_every` tokens between pages (seed 001 §3.2). One call.
+- rag_top{k} (any k >= 1, e.g. rag_top5 .. rag_top40): retrieve-then-read, LOFT's specialised
+  RAG baseline (seed 000 §4.4) with BM25 as the retriever: stage 1 ranks the size's corpus with
+  bm25 (no model call), stage 2 sends the top-k passages to the system in a reader prompt.
+- icr: in-context retrieval (seed 001 §3.3): call 1 asks for up to `icr_pages` page numbers of the
+  `<PAGE p>` document, call 2 answers from only those pages.
+- r_and_r: R&R, ICR with the retrieval reminder every `reprompt_every` tokens in call 1.
+- chunked_icr: ICR per chunk of `chunk_tokens` tokens (several calls), pooled pages, one final
+  QA call (seed 001 §3.4).
+- justified, justified_cot, justified_quest, justified_cot_quest: QUEST-LOFT justified QA
+  (seed 002 §3.5, App. C.3): a JSON answer with candidates, evidence and judgments; `_cot` asks
+  for notes first, `_quest` adds the QUEST-specific instruction. One call.
+- the same names + `_verify`: then one verification call per candidate answer, seeing only the
+  documents cited for it (seed 002 §3.6, App. D: the verifier matches the QA variant); the
+  final answer is the candidates judged TRUE.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from loft_warehouse.errors import ConfigurationError
+
+RAG_SWEEP = (5, 10, 20, 40)
+JUSTIFIED_VARIANTS = ("justified", "justified_cot", "justified_quest", "justified_cot_quest")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a method.
+
+    executor: `system` (the system under test answers) or `bm25` (a non-model step run for it).
+    parse: how its answers are read: `answers` (the answer list, as every LOFT prompt),
+    `justified` (QUEST-LOFT JSON), `verdict` (a verification judgment).
+    ids: what the parsed items of a non-final stage name: `shown` IDs of the prompt's documents,
+    `pages` (page p = document position p - 1), or None.
+    build: the "module:function" that builds the stage's prompts (methods.stages).
+    """
+
+    number: int
+    build: str
+    executor: str = "system"
+    parse: str = "answers"
+    ids: str | None = None
+
+
+@dataclass(frozen=True)
+class Method:
+    """A named method: the tasks it runs on and its stages (the last one is scored)."""
+
+    name: str
+    tasks: frozenset[str]
+    stages: tuple[Stage, ...]
+    top_k: int | None = None
+    reminders: bool = False
+    chunked: bool = False
+    cot: bool = False
+    quest: bool = False
+
+    @property
+    def n_stages(self) -> int:
+        return len(self.stages)
+
+    def stage(self, number: int) -> Stage:
+        return self.stages[number - 1]
+
+    def applies_to(self, task: str, variant_family: str, variant_name: str) -> bool:
+        """Whether stage 1 of this method is built for a (task, variant): on LOFT datasets only
+        with the default prompt variant, on the R&R datasets with every document variant."""
+        if task not in self.tasks:
+            return False
+        if self.name == "cic":
+            return True
+        return variant_name == "default" if variant_family == "loft" else variant_family == "rr"
+
+
+PACKAGE = "loft_warehouse.methods"
+_PAGES = (
+    Stage(1, f"{PACKAGE}.paginated:render_icr", ids="pages"),
+    Stage(2, f"{PACKAGE}.paginated:answer_from_pages"),
+)
+
+
+def _catalogue() -> dict[str, Method]:
+    methods = [
+        Method(
+            "cic",
+            frozenset({"retrieval", "rag", "icl", "sql", "litm", "rr"}),
+            (Stage(1, f"{PACKAGE}.stage1:render_cic"),),
+        ),
+        Method("reprompt", frozenset({"rag", "rr"}), (Stage(1, f"{PACKAGE}.paginated:render_qa"),), reminders=True),
+        Method("icr", frozenset({"rag", "rr"}), _PAGES),
+        Method("r_and_r", frozenset({"rag", "rr"}), _PAGES, reminders=True),
+        Method("chunked_icr", frozenset({"rag", "rr"}), _PAGES, chunked=True),
+    ]
+    answer = Stage(1, f"{PACKAGE}.justified:render_stage1", parse="justified", ids="shown")
+    verify = Stage(2, f"{PACKAGE}.justified:verification_calls", parse="verdict")
+    for name in JUSTIFIED_VARIANTS:
+        flags = {"cot": "_cot" in name, "quest": "_quest" in name}
+        methods.append(Method(name, frozenset({"rag"}), (answer,), **flags))
+        methods.append(Method(f"{name}_verify", frozenset({"rag"}), (answer, verify), **flags))
+    return {m.name: m for m in methods}
+
+
+METHODS: dict[str, Method] = _catalogue()
+_RAG_TOP = re.compile(r"rag_top([1-9][0-9]*)$")
+
+
+def rag_top(k: int) -> Method:
+    """Retrieve-then-read with the top k bm25 passages."""
+    return Method(
+        f"rag_top{k}",
+        frozenset({"rag"}),
+        (
+            Stage(1, f"{PACKAGE}.retrieve_read:render_stage1", executor="bm25", ids="shown"),
+            Stage(2, f"{PACKAGE}.retrieve_read:reader"),
+        ),
+        top_k=k,
+    )
+
+
+def method(name: str) -> Method:
+    """A method by name; an unknown name is an error listing the known ones."""
+    if name in METHODS:
+        return METHODS[name]
+    match = _RAG_TOP.match(name)
+    if match:
+        return rag_top(int(match.group(1)))
+    raise ConfigurationError(f"unknown method {name!r}; known: all, {', '.join(METHODS)}, rag_top{{k}}")
+
+
+def resolve(names: Iterable[str] | str | None) -> list[Method]:
+    """Methods from a list or comma-separated string; `all` is every named one plus rag_top5/10/20/40."""
+    if names is None:
+        names = ["cic"]
+    if isinstance(names, str):
+        names = names.split(",")
+    wanted = [n.strip() for n in names if n and n.strip()] or ["cic"]
+    if "all" in wanted:
+        wanted = [*METHODS, *(f"rag_top{k}" for k in RAG_SWEEP)]
+    return [method(n) for n in dict.fromkeys(wanted)]

@@ -1,0 +1,149 @@
+"""Stage-2 prompts, built from the parsed answers of stage 1 (int_stage1_answers).
+
+Each method's stage 2 is built by the function its catalogue entry names (methods.stages), from
+exactly what stage 1 chose, read with the strict rule:
+- rag_top{k}: bm25's top k shown IDs -> the reader prompt over those passages
+  (retrieve_read.reader);
+- icr, r_and_r: the first icr_pages valid pages the model listed; chunked_icr: those of every
+  chunk, pooled in chunk order -> R&R's QA prompt over those pages, in document order, numbered
+  as in the document (paginated.answer_from_pages);
+- *_verify: one prompt per candidate of the justified JSON, over the documents it cites as
+  evidence for it, the candidate in the row's payload (justified.verification_calls).
+
+Defined behaviour for answers that give stage 2 nothing to work with (documented in the README):
+a stage-1 call that failed or was skipped, an answer that does not parse, or one that names no
+page / passage of the prompt builds no stage-2 prompt; the query's final prediction is then
+`skipped_upstream` (scored 0, counted unanswered). Page numbers outside the document and IDs that
+are not shown are dropped. A candidate citing no shown document is not verified (not in the
+final answer); a justified answer without candidates gives an empty final answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from loft_warehouse.design import Design
+from loft_warehouse.methods.catalogue import Method, method
+from loft_warehouse.methods.stages import Call, DocumentMaps, Upstream, builder
+from loft_warehouse.prompts.inputs import Collection, Query, collections
+from loft_warehouse.prompts.store import PROMPT_SCHEMA, PartCounts, PromptTokens, prefix_id, prompt_id
+from loft_warehouse.tokens import TokenCounter
+
+STAGE2_SCHEMA = {
+    "system": pl.String,
+    **PROMPT_SCHEMA,
+    "prefix_text": pl.String,
+    "context_pids": pl.List(pl.String),
+}
+ANSWER_COLUMNS = (
+    "system", "task", "dataset", "corpus_id", "variant", "method", "stage", "split", "qid", "turn", "call_index",
+    "status", "answers_strict", "payload_strict",
+)  # fmt: skip
+
+
+def build(
+    answers: pl.DataFrame,
+    corpus: pl.DataFrame,
+    queries: pl.DataFrame,
+    datasets: pl.DataFrame,
+    doc_ids: pl.DataFrame,
+    design: Design,
+    tokens: TokenCounter,
+) -> pl.DataFrame:
+    """Every stage-2 prompt of every system's stage-1 answers."""
+    counts = PartCounts(PromptTokens(tokens))
+    if answers.height == 0:
+        return pl.DataFrame(schema=STAGE2_SCHEMA)
+    wanted = answers.select("task", "dataset", "corpus_id").unique()
+    corpus = corpus.join(wanted, on=["task", "dataset", "corpus_id"])
+    queries = queries.join(wanted, on=["task", "dataset", "corpus_id"])
+    by_key = {(c.task, c.dataset, c.corpus_id): c for c in collections(corpus, queries, datasets)}
+    maps = DocumentMaps(doc_ids.join(wanted, on=["task", "dataset", "corpus_id"]))
+    cache: dict[Any, Any] = {}
+    out: list[dict[str, Any]] = []
+    groups = answers.select(ANSWER_COLUMNS).partition_by(
+        ["system", "task", "dataset", "corpus_id", "variant", "method", "qid", "turn"],
+        as_dict=True,
+        maintain_order=True,
+    )
+    for (system, task, dataset, corpus_id, variant, name, qid, turn), group in groups.items():
+        collection = by_key.get((task, dataset, corpus_id))
+        query = next((q for q in collection.evaluated if q.qid == qid), None) if collection else None
+        if collection is None or query is None:
+            continue
+        chosen = method(name)
+        upstream = Upstream(chosen, collection, query, variant, group.to_dicts(), maps, design, cache)
+        for call in builder(chosen.stage(2).build)(upstream):
+            out.append(_row(system, chosen, collection, query, variant, int(turn), call, counts))
+    return pl.DataFrame(out, schema=STAGE2_SCHEMA)
+
+
+def _row(
+    system: str,
+    chosen: Method,
+    collection: Collection,
+    query: Query,
+    variant: str,
+    turn: int,
+    call: Call,
+    counts: PartCounts,
+) -> dict[str, Any]:
+    key = (collection.task, collection.dataset, collection.corpus_id)
+    gold = set(query.turns[turn].gold_pids)
+    positions = [i for i, d in enumerate(call.context) if d.pid in gold]
+    n_prefix = counts.start(call.prefix)
+    total = counts.total([call.prefix, call.suffix])
+    return {
+        "system": system,
+        "prompt_id": prompt_id(*key, variant, query.qid, turn, chosen.name, 2, call.call_index),
+        "task": key[0],
+        "dataset": key[1],
+        "corpus_id": key[2],
+        "variant": variant,
+        "method": chosen.name,
+        "stage": 2,
+        "split": query.split,
+        "qid": query.qid,
+        "turn": turn,
+        "call_index": call.call_index,
+        "n_turns": len(query.turns),
+        "prefix_id": prefix_id(*key, variant, call.prefix, f"{chosen.name}/s2"),
+        "head": "",
+        "segment_ids": [],
+        "suffix": call.suffix,
+        "n_tokens_prefix": n_prefix,
+        "n_tokens_total": total,
+        "gold": query.turns[turn].gold_json,
+        "gold_shown_ids": "[]",
+        "targets": query.turns[turn].gold_json or "null",
+        "gold_positions": positions or None,
+        "gold_depth": (min(positions) / (len(call.context) - 1) if len(call.context) > 1 else 0.0)
+        if positions
+        else None,
+        "gold_token_offset": None,
+        "n_documents": len(call.context),
+        "payload": call.payload,
+        "prefix_text": call.prefix,
+        "context_pids": [d.pid for d in call.context],
+    }
+
+
+def table_for_model(dbt: Any, answers: Any, corpus: Any, queries: Any, datasets: Any, doc_ids: Any) -> pl.DataFrame:
+    """Body of the int_stage2_prompts dbt model of a size."""
+    from loft_warehouse import settings
+    from loft_warehouse.tokens import counter
+
+    config = dbt.config.get("loft") or {}
+    root = None if config.get("tokenizer_model") else settings.data_dir(config.get("data_dir"))
+    model = settings.tokenizer_model(config.get("tokenizer_model"), root)
+    return build(
+        answers.pl(),
+        corpus.pl(),
+        queries.pl(),
+        datasets.pl(),
+        doc_ids.pl(),
+        Design.from_config(config, dbt.config.get("prompt_variants")),
+        counter(model),
+    )

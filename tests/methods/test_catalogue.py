@@ -1,0 +1,45 @@
+"""The method catalogue and the design settings read from dbt vars."""
+
+from __future__ import annotations
+
+import pytest
+
+from loft_warehouse.design import Design
+from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.methods.catalogue import METHODS, method, resolve
+
+
+def test_methods_by_name_and_their_stages():
+    assert [m.name for m in resolve(None)] == ["cic"]
+    assert [m.name for m in resolve("cic, rag_top7")] == ["cic", "rag_top7"]
+    rag = method("rag_top7")
+    assert (rag.top_k, rag.n_stages, rag.stage(1).executor, rag.stage(2).executor) == (7, 2, "bm25", "system")
+    assert method("r_and_r").reminders and method("chunked_icr").chunked
+    verify = method("justified_cot_quest_verify")
+    assert (verify.cot, verify.quest, [s.parse for s in verify.stages]) == (True, True, ["justified", "verdict"])
+    every = [m.name for m in resolve(["all"])]
+    assert set(METHODS) < set(every) and {"rag_top5", "rag_top40"} < set(every)
+    with pytest.raises(ConfigurationError, match="unknown method 'rag_top0'"):
+        method("rag_top0")
+
+
+def test_methods_apply_to_their_tasks_and_variants():
+    icr = method("icr")
+    assert icr.applies_to("rag", "loft", "default") and icr.applies_to("rr", "rr", "d10k_x0k")
+    assert not icr.applies_to("rag", "loft", "no_cot") and not icr.applies_to("retrieval", "loft", "default")
+    assert method("cic").applies_to("litm", "litm_qa", "docs20_gold4")
+
+
+def test_design_from_dbt_config():
+    design = Design.from_config(
+        {"methods": "['cic', 'icr']", "litm_documents": "[20]", "rr_lengths": "10000, 20000", "icr_pages": "3"},
+        "['default', 'no_cot']",
+    )
+    assert [m.name for m in design.methods] == ["cic", "icr"]
+    assert [v.name for v in design.variants] == ["default", "no_cot"]
+    assert (design.litm_documents, design.rr_lengths, design.icr_pages) == ((20,), (10000, 20000), 3)
+    assert Design.from_config({"litm_documents": "", "icr_pages": ""}, None) == Design()
+    with pytest.raises(ConfigurationError, match="icr_pages must be >= 1"):
+        Design.from_config({"icr_pages": "0"}, None)
+    with pytest.raises(ConfigurationError, match="litm_documents must be a list of integers"):
+        Design.from_config({"litm_documents": "[ten]"}, None)

@@ -1,0 +1,116 @@
+"""R&R's paginated prompts: the paper's templates filled with the document, reminders between
+pages every r tokens, ICR per chunk, and the answer passage placed about x tokens in."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from loft_warehouse.design import Design
+from loft_warehouse.methods import paginated
+from loft_warehouse.methods.catalogue import method
+from loft_warehouse.prompts.inputs import Collection, Doc, Query, Turn
+from loft_warehouse.prompts.templates import template
+from loft_warehouse.prompts.variants import Variant
+
+QUESTION = "who painted the ceiling?"
+
+
+def _collection(n_docs: int = 30, tokens: int = 100, task: str = "rr") -> Collection:
+    turn = Turn(QUESTION, json.dumps(["Michelangelo"]), ["Michelangelo"], ("gold",))
+    docs = [Doc("gold", "Michelangelo painted it.", "Sistine Chapel", n_tokens=tokens)]
+    docs += [Doc(f"d{i}", f"Passage number {i}.", f"Title {i}", n_tokens=tokens) for i in range(n_docs)]
+    return Collection(task, "nq", "q1", True, docs, [], [Query("q1", "test", (turn,))])
+
+
+def _text(rendered, row) -> str:
+    prefix = row.prefix if row.prefix is not None else rendered.prefix
+    return row.head + prefix + "".join(row.segments) + row.suffix
+
+
+def _document(pages) -> str:
+    return "\n\n".join(page.text for page in pages)
+
+
+def test_baseline_prompt_is_the_papers_template_with_the_document():
+    collection = _collection()
+    variant = Variant("d2k_x1k", family="rr", document_tokens=2_000, answer_tokens=1_000)
+    rendered = paginated.render_qa(collection, variant, method("cic"), Design())
+    pages = paginated.pages_of(collection, variant)
+    expected = template("rr_qa").format(
+        question=QUESTION, format_instructions=template("rr_qa_format"), document=_document(pages)
+    )
+    assert _text(rendered, rendered.rows[0]) == expected
+    # A study question's own pages are one segment each, shown in page order.
+    assert len(rendered.rows[0].segments) == len(pages) == 20
+    assert [shown for shown, _ in rendered.shown] == [str(n) for n in range(1, 21)]
+
+
+def test_answer_passage_sits_about_x_tokens_in():
+    collection = _collection()
+    for x, expected_page in [(0, 1), (1_000, 11), (1_950, 20)]:
+        variant = Variant("v", family="rr", document_tokens=2_000, answer_tokens=x)
+        pages = paginated.pages_of(collection, variant)
+        gold = next(p for p in pages if p.doc.pid == "gold")
+        assert gold.number == expected_page
+        assert sum(p.doc.n_tokens for p in pages) <= 2_000
+
+
+def test_reminders_every_r_tokens_between_pages():
+    collection = _collection(n_docs=40)
+    variant = Variant("d3k_x0k", family="rr", document_tokens=3_000, answer_tokens=0)
+    design = Design(reprompt_every=1_000)
+    rendered = paginated.render_qa(collection, variant, method("reprompt"), design)
+    text = _text(rendered, rendered.rows[0])
+    reminder = template("rr_qa_reminder").format(question=QUESTION, format_instructions=template("rr_qa_format"))
+    # 30 pages of 100 tokens: a reminder after pages 10 and 20, none after the last page.
+    assert text.count(reminder) == 2
+    before_reminders = [text[: m.start()] for m in re.finditer(re.escape(reminder), text)]
+    assert [b.count("</PAGE ") for b in before_reminders] == [10, 20]
+    assert all(b.endswith("</PAGE 10>\n\n") or b.endswith("</PAGE 20>\n\n") for b in before_reminders)
+    # Removing the reminders gives the baseline document back.
+    pages = paginated.pages_of(collection, variant)
+    assert text.replace(reminder + "\n\n", "") == template("rr_qa").format(
+        question=QUESTION, format_instructions=template("rr_qa_format"), document=_document(pages)
+    )
+
+
+def test_icr_asks_for_k_pages_and_chunked_icr_calls_once_per_chunk():
+    collection = _collection(n_docs=40)
+    variant = Variant("d3k_x0k", family="rr", document_tokens=3_000, answer_tokens=0)
+    design = Design(icr_pages=3, chunk_tokens=1_000)
+    icr = paginated.render_icr(collection, variant, method("icr"), design)
+    assert "Identify up to 3 page numbers" in _text(icr, icr.rows[0])
+    chunked = paginated.render_icr(collection, variant, method("chunked_icr"), design)
+    assert [row.call_index for row in chunked.rows] == [0, 1, 2]
+    chunk_pages = [re.findall(r"<PAGE (\d+)>", _text(chunked, row)) for row in chunked.rows]
+    assert chunk_pages == [[str(n) for n in range(start, start + 10)] for start in (1, 11, 21)]
+    # The gold page (1) is in the first chunk only.
+    assert [row.gold_positions for row in chunked.rows] == [(0,), (), ()]
+
+
+def test_shared_corpus_pages_are_one_prefix_and_reminders_split_it_into_runs():
+    collection = _collection(n_docs=29, task="rag")
+    variant = Variant("default")
+    plain = paginated.render_icr(collection, variant, method("icr"), Design())
+    row = plain.rows[0]
+    # Pages every query shares are the prefix; the question is the head and the suffix.
+    assert row.prefix.startswith("<PAGE 1>\n") and row.segments == ()
+    assert QUESTION in row.head and QUESTION in row.suffix
+    reminded = paginated.render_icr(collection, variant, method("r_and_r"), Design(reprompt_every=1_000))
+    row = reminded.rows[0]
+    assert row.prefix.count("<PAGE ") == 10
+    assert [s.count("<PAGE ") for s in row.segments] == [0, 10, 0, 10]
+    assert "<INSTRUCTIONS_REMINDER>" in row.segments[0]
+
+
+def test_qa_text_shows_exactly_the_chosen_pages_in_document_order():
+    pages = paginated.pages_of(_collection(), Variant("d2k_x0k", family="rr", document_tokens=2_000, answer_tokens=0))
+    chosen = [pages[7], pages[0], pages[3]]
+    text = paginated.qa_text(QUESTION, chosen)
+    assert re.findall(r"<PAGE (\d+)>", text) == ["1", "4", "8"]
+    assert text == template("rr_qa").format(
+        question=QUESTION,
+        format_instructions=template("rr_qa_format"),
+        document=_document([pages[0], pages[3], pages[7]]),
+    )

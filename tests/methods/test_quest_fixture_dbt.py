@@ -1,0 +1,191 @@
+"""QUEST-LOFT on a release-format QUEST-style dataset written here (rag/quest at 128k in a tmp
+data root): corpus-in-context, justified QA (plain and with the QUEST instruction) and justified
+QA with verification, against the 127.0.0.1 fixture; answers are the titles of the documents a
+justified answer cites, and two questions of seed 002's Appendix E get the revised-gold set
+metrics (hand-computed below), DEBATABLE answers removed from both sides."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from loft_warehouse.inference.fixture_server import FixtureServer, FixtureState
+from tests.conftest import query, run_dbt
+from tests.inference.support import openai_system, write_systems
+
+pytestmark = pytest.mark.slow
+METHODS = ["cic", "justified", "justified_quest", "justified_verify"]
+BOSTON = "Novels about families set in Boston and New England."
+FINNISH = "Finnish television and animated films"
+BIRDS = "Birds described in 1837"
+# Per question: the titles a justified answer names, and those verification judges TRUE.
+SCRIPT = {
+    BOSTON: (["The Scarlet Letter", "A Case of Need", "Moby-Dick"], {"The Scarlet Letter", "A Case of Need"}),
+    FINNISH: (["Moomins and the Comet Chase", "Quest for a Heart"], {"Moomins and the Comet Chase"}),
+    BIRDS: (["Spotted owlet"], {"Spotted owlet"}),
+}
+CORPUS = [
+    ("The Scarlet Letter", "An 1850 novel by Nathaniel Hawthorne set in Puritan Boston."),
+    ("A Case of Need", "A 1968 medical thriller by Michael Crichton set in Boston."),
+    ("Little Women", "A novel by Louisa May Alcott about four sisters in Concord, Massachusetts."),
+    ("Moby-Dick", "An 1851 novel by Herman Melville about a whaling voyage from Nantucket."),
+    ("Moomins and the Comet Chase", "A 2010 Finnish animated film about the Moomins."),
+    ("Santa Claus and the Magic Drum", "A 1996 Finnish animated Christmas film."),
+    ("Quest for a Heart", "A 2007 Finnish-Irish animated film based on a Moomin story."),
+    ("Spotted owlet", "A small owl of tropical Asia, described by Temminck in 1821."),
+    ("Rufous treepie", "A treepie of the crow family found in South Asia, described in 1790."),
+    ("Great Expectations", "A novel by Charles Dickens set in Kent and London."),
+    ("The Wind-Up Bird Chronicle", "A novel by Haruki Murakami set in Tokyo."),
+    ("Frozen", "A 2013 American animated musical film by Walt Disney Animation Studios."),
+]
+QUERIES = {
+    "few_shot": [("fs-0", "Novels by Charles Dickens", ["Great Expectations"])],
+    "dev": [("dev-0", "Japanese novels set in Tokyo", ["The Wind-Up Bird Chronicle"])],
+    "test": [
+        ("boston", BOSTON, ["The Scarlet Letter", "A Case of Need", "Little Women"]),
+        ("finnish", FINNISH, ["Moomins and the Comet Chase", "Santa Claus and the Magic Drum", "Quest for a Heart"]),
+        ("birds", BIRDS, ["Spotted owlet"]),
+    ],
+}
+DOCUMENT = re.compile(r"^ID: (\S+) \| TITLE: ([^|]*) \|", re.MULTILINE)
+
+
+def write_release(root: Path, shared_data: Path) -> Path:
+    """A data root holding rag/quest at 128k in the LOFT release format, and the tokenizers."""
+    folder = root / "loft" / "rag" / "quest" / "128k"
+    folder.mkdir(parents=True)
+    pid = {title: f"quest-{i}" for i, (title, _) in enumerate(CORPUS)}
+    with open(folder / "corpus.jsonl", "w", encoding="utf-8") as handle:
+        for title, text in CORPUS:
+            handle.write(json.dumps({"pid": pid[title], "title_text": title, "passage_text": text}) + "\n")
+    for split, rows in QUERIES.items():
+        with open(folder / f"{split}_queries.jsonl", "w", encoding="utf-8") as handle:
+            for qid, question, answers in rows:
+                qrels = [[pid[a], 1] for a in answers]
+                record = {"qid": qid, "query_text": question, "answers": answers, "metadata": {"qrels": qrels}}
+                handle.write(json.dumps(record) + "\n")
+    (root / "tokenizers").symlink_to(shared_data / "tokenizers")
+    return root
+
+
+def answer(prompt: str) -> str:
+    """The scripted model: for the question asked last in the prompt, the scripted titles."""
+    question = max(SCRIPT, key=prompt.rfind)
+    named, true = SCRIPT[question]
+    if "Your task is to judge whether a given candidate answer" in prompt:
+        candidate = prompt.rpartition("===== Candidate Answer =====\n")[2].strip()
+        verdict = "TRUE" if candidate in true else "FALSE"
+        return json.dumps(
+            {"candidate_answer": candidate, "evidence_for": [], "evidence_against": [], "reasoning": "-",
+             "final_judgment": verdict}
+        )  # fmt: skip
+    if "Your task is to answer a given question based on the provided documents" in prompt:
+        ids = {title.strip(): doc_id for doc_id, title in DOCUMENT.findall(prompt)}
+        candidates = [
+            {"candidate_answer": title, "evidence_for": [{"doc_id": ids[title], "text": "..."}],
+             "evidence_against": [], "reasoning": "-", "final_judgment": "TRUE"}
+            for title in named
+        ]  # fmt: skip
+        return json.dumps(
+            {"question": question, "candidate_answers": candidates, "answer": ["a paraphrase"] * len(named),
+             "answer_doc_ids": [ids[title] for title in named]}
+        )  # fmt: skip
+    return "Final Answer: " + json.dumps(named[:1])
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    root = tmp_path_factory.mktemp("quest")
+    data = write_release(root / "data", shared_data)
+    database = root / "loft.duckdb"
+    with FixtureServer(FixtureState(answer=answer)) as server:
+        systems = write_systems(root / "systems.yaml", [openai_system("gpt-fixture", context_window=1_000_000)])
+        env = {
+            "LOFT_DATA_DIR": str(data),
+            "LOFT_SYSTEMS_FILE": str(systems),
+            "LOFT_SYSTEMS": "gpt-fixture",
+            "LOFT_RESPONSE_STORE": str(root / "store.sqlite"),
+            "LOFT_TEST_OPENAI_KEY": "sk-test",
+            "LOFT_TEST_OPENAI_BASE_URL": f"{server.url}/v1",
+        }
+        variables = json.dumps({"datasets": "rag/quest", "methods": METHODS})
+        result = run_dbt(["build", "--select", "loft_128k", "--vars", variables], database, env)
+    assert result.returncode == 0, result.stdout[-5000:]
+    return database
+
+
+def _revised(database: Path) -> dict[tuple[str, str, str], float]:
+    rows = query(
+        database,
+        "select method, qid, metric, value from loft_128k.scores where rule = 'revised' and system = 'gpt-fixture'",
+    )
+    return {(method, qid, metric): value for method, qid, metric, value in rows}
+
+
+def test_justified_answers_are_the_titles_of_the_documents_cited(built: Path) -> None:
+    rows = query(
+        built,
+        "select method, qid, answer_strict from loft_128k.predictions "
+        "where is_final and split = 'test' and method in ('justified', 'justified_quest') order by all",
+    )
+    expected = [(method, qid, SCRIPT[question][0]) for method in ("justified", "justified_quest")
+                for qid, question in (("birds", BIRDS), ("boston", BOSTON), ("finnish", FINNISH))]  # fmt: skip
+    assert rows == expected
+
+
+def test_verification_keeps_the_candidates_judged_true(built: Path) -> None:
+    rows = query(
+        built,
+        "select qid, flatten(list(answer_strict order by call_index)) from loft_128k.predictions "
+        "where method = 'justified_verify' and is_final and split = 'test' group by qid order by qid",
+    )
+    assert rows == [
+        ("birds", ["Spotted owlet"]),
+        ("boston", ["The Scarlet Letter", "A Case of Need"]),
+        ("finnish", ["Moomins and the Comet Chase"]),
+    ]
+    calls = query(
+        built,
+        "select qid, count(*) from loft_128k.int_stage2_prompts where method = 'justified_verify' "
+        "and split = 'test' group by qid order by qid",
+    )
+    assert calls == [("birds", 1), ("boston", 3), ("finnish", 2)]
+
+
+def test_revised_gold_scores_by_hand(built: Path) -> None:
+    scores = _revised(built)
+    # boston, justified: named {Scarlet Letter, A Case of Need (DEBATABLE, dropped), Moby-Dick}
+    # against revised gold {Scarlet Letter}: precision 1/2, recall 1, F1 2/3.
+    assert scores[("justified", "boston", "set_precision")] == pytest.approx(0.5)
+    assert scores[("justified", "boston", "set_recall")] == 1.0
+    assert scores[("justified", "boston", "set_f1")] == pytest.approx(2 / 3)
+    assert scores[("justified", "boston", "set_accuracy")] == 0.0
+    # verified: {Scarlet Letter, A Case of Need} -> {Scarlet Letter} = gold.
+    assert scores[("justified_verify", "boston", "set_accuracy")] == 1.0
+    # finnish: Quest for a Heart is NO_MATCH in the revised gold {Moomins..., Santa Claus...}.
+    assert scores[("justified", "finnish", "set_precision")] == 0.5
+    assert scores[("justified", "finnish", "set_recall")] == 0.5
+    assert scores[("justified_verify", "finnish", "set_precision")] == 1.0
+    assert scores[("justified_verify", "finnish", "subspan_em")] == 0.0
+    # corpus-in-context answered "The Scarlet Letter" alone: every revised metric 1 for boston.
+    assert {m: v for (method, qid, m), v in scores.items() if (method, qid) == ("cic", "boston")} == {
+        "set_precision": 1.0, "set_recall": 1.0, "set_f1": 1.0, "set_accuracy": 1.0, "subspan_em": 1.0
+    }  # fmt: skip
+    # a question the appendix does not revise gets no revised rows.
+    assert not [key for key in scores if key[1] == "birds"]
+
+
+def test_metrics_compare_the_methods_on_original_and_revised_gold(built: Path) -> None:
+    rows = query(
+        built,
+        "select method, rule, n, mean from loft_128k.metrics where system = 'gpt-fixture' and split = 'test' "
+        "and metric = 'set_f1' order by method, rule",
+    )
+    by = {(method, rule): (n, mean) for method, rule, n, mean in rows}
+    assert {method for method, _ in by} == set(METHODS)
+    # revised: boston and finnish only; justified_verify: F1 1 and 2/3.
+    assert by[("justified_verify", "revised")] == (2, pytest.approx((1 + 2 / 3) / 2))
+    assert by[("justified", "loft")][0] == 3

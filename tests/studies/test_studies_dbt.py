@@ -1,0 +1,122 @@
+"""The positional studies in dbt at 32k: every Lost in the Middle prompt (multi-document, KV,
+closed book, oracle) and R&R's, gold placed where each variant says, and position_curves
+answering "accuracy by gold position" for LOFT's gold_pos_* variants, multi-document QA and KV
+in one query each (bm25 on NQ retrieval, a fixture system on the studies)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from loft_warehouse.inference.fixture_server import FixtureServer, FixtureState
+from tests.conftest import query, run_dbt
+from tests.inference.support import openai_system, write_systems
+
+pytestmark = pytest.mark.slow
+VARS = {
+    "datasets": "litm/*,rr/nq,retrieval/nq",
+    "prompt_variants": ["default", "gold_pos_test_p0", "gold_pos_test_p100"],
+    "litm_documents": [10, 20],
+    "rr_lengths": [10000],
+}
+
+
+def answer(prompt: str) -> str:
+    """A model that answers with the first document's text (or the first value of a JSON)."""
+    if found := re.search(r"^Document \[1\]\(Title: [^)]*\) (.*)$", prompt, re.MULTILINE):
+        return f"{found.group(1)}\nsomething else"
+    if found := re.search(r'^\{"[^"]+": "([^"]+)"', prompt, re.MULTILINE):
+        return found.group(1)
+    return "Final Answer: ['I do not know']"
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    root = tmp_path_factory.mktemp("studies")
+    database = root / "loft.duckdb"
+    systems = write_systems(
+        root / "systems.yaml",
+        [
+            openai_system("gpt-fixture", context_window=1_000_000, tasks=["litm", "rr"]),
+            {"name": "bm25", "provider": "bm25", "tasks": ["retrieval"]},
+        ],
+    )
+    with FixtureServer(FixtureState(answer=answer)) as server:
+        env = {
+            "LOFT_SYSTEMS_FILE": str(systems),
+            "LOFT_SYSTEMS": "gpt-fixture,bm25",
+            "LOFT_RESPONSE_STORE": str(root / "store.sqlite"),
+            "LOFT_TEST_OPENAI_KEY": "sk-test",
+            "LOFT_TEST_OPENAI_BASE_URL": f"{server.url}/v1",
+        }
+        result = run_dbt(["build", "--select", "loft_32k", "--vars", json.dumps(VARS)], database, env)
+    assert result.returncode == 0, result.stdout[-5000:]
+    return database
+
+
+def test_every_study_prompt_is_built(warehouse: Path) -> None:
+    counts = dict(
+        query(
+            warehouse,
+            "select dataset || ':' || split, count(*) from loft_32k.prompts where task in ('litm', 'rr') group by all",
+        )
+    )
+    # Multi-document: closed book, oracle, (3 + 5 positions) x 2 orders = 18 variants; KV: 5 x 2.
+    assert counts["nq_multidoc:test"] == 100 * 18 and counts["nq_multidoc:dev"] == 10 * 18
+    assert counts["kv_retrieval:test"] == 100 * 10
+    # R&R at 32k with d = 10k: x = 0 and 10k.
+    assert counts["nq:test"] == 50 * 2
+
+
+def test_gold_is_where_each_variant_puts_it(warehouse: Path) -> None:
+    wrong = query(
+        warehouse,
+        """
+        select p.prompt_id
+        from loft_32k.prompts as p
+        inner join loft_32k.prompt_variants as v using (task, dataset, variant)
+        where p.task = 'litm' and v.setting is null
+            and (p.gold_positions is distinct from [v.position::bigint] or p.n_documents <> v.n_documents
+                 or abs(p.gold_depth - v.position / (v.n_documents - 1)) > 1e-9)
+        """,
+    )
+    assert wrong == []
+    # The rendered text holds the gold document at that place.
+    prompt, title = query(
+        warehouse,
+        "select t.prompt, c.title from loft_32k.prompt_texts as t "
+        "inner join loft_32k.corpus as c on c.task = t.task and c.dataset = t.dataset and c.corpus_id = t.corpus_id "
+        "where t.variant = 'docs20_gold14' and c.is_gold limit 1",
+    )[0]
+    assert f"Document [15](Title: {title})" in prompt
+    assert prompt.count("Document [") == 20 and prompt.endswith("\nAnswer:")
+    closed = query(warehouse, "select prompt from loft_32k.prompt_texts where variant = 'closed_book' limit 1")[0][0]
+    assert closed.startswith("Question: ") and closed.endswith("\nAnswer:") and "Document" not in closed
+
+
+def test_position_curves_one_query_each(warehouse: Path) -> None:
+    def curve(experiment: str) -> list[tuple]:
+        return query(
+            warehouse,
+            "select position, n from loft_32k.position_curves "
+            f"where experiment = '{experiment}' and split = 'dev' order by position",
+        )
+
+    assert curve("loft_gold_pos_test") == [(0.0, 10), (100.0, 10)]
+    assert curve("litm_qa_20docs") == [(p, 10) for p in (0.0, 4.0, 9.0, 14.0, 19.0)]
+    assert curve("litm_kv_75keys") == [(p, 10) for p in (0.0, 18.0, 37.0, 55.0, 74.0)]
+    # The scripted model answers with document 1: right when the gold is there (and the gold passage
+    # holds the answer as normalised), never when it is a distractor (which holds no answer).
+    means = dict(
+        query(
+            warehouse,
+            "select position, mean from loft_32k.position_curves "
+            "where experiment = 'litm_qa_10docs' and split = 'test'",
+        )
+    )
+    assert means[0.0] > 0.8 and means[4.0] == means[9.0] == 0.0
+    depth = query(warehouse, "select count(*) from loft_32k.position_curves where experiment = 'loft_gold_depth'")
+    assert depth[0][0] > 0
