@@ -17,6 +17,9 @@ def test_methods_by_name_and_their_stages():
     assert method("r_and_r").reminders and method("chunked_icr").chunked
     verify = method("justified_cot_quest_verify")
     assert (verify.cot, verify.quest, [s.parse for s in verify.stages]) == (True, True, ["justified", "verdict"])
+    read = method("rag_top40_justified_cot")
+    assert (read.top_k, read.cot, read.quest) == (40, True, False)
+    assert [s.parse for s in read.stages] == ["answers", "justified"]
     every = [m.name for m in resolve(["all"])]
     assert set(METHODS) < set(every) and {"rag_top5", "rag_top40"} < set(every)
     with pytest.raises(ConfigurationError, match="unknown method 'rag_top0'"):

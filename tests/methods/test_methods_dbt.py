@@ -23,7 +23,10 @@ from tests.conftest import DBT, query, run_dbt
 from tests.inference.support import openai_system, write_systems
 
 pytestmark = pytest.mark.slow
-METHODS = ["cic", "rag_top5", "rag_top20", "icr", "r_and_r", "chunked_icr", "justified", "justified_verify"]
+METHODS = [
+    "cic", "rag_top5", "rag_top20", "rag_top5_justified", "icr", "r_and_r", "chunked_icr",
+    "justified", "justified_verify",
+]  # fmt: skip
 VARS = json.dumps({"datasets": "rag/nq,rag/hotpotqa", "methods": METHODS, "chunk_tokens": 40000})
 DOCUMENT = re.compile(r"^ID: (\d+) \| TITLE: ([^|]*) \|", re.MULTILINE)
 

@@ -131,6 +131,18 @@ def test_retrieve_then_read_shows_bm25s_passages_in_rank_order(tokens):
     assert "query: what do dogs do" in row["prefix_text"] and "Final Answer: ['bark']" in row["prefix_text"]
 
 
+def test_retrieve_then_justified_read_shows_bm25s_passages_with_their_ids(tokens):
+    built = _build([_answer("rag_top2_justified_quest", "q2", ["2", "0", "4"])], tokens)
+    row = built.row(0, named=True)
+    assert row["context_pids"] == ["p2", "p0"]
+    assert row["prefix_text"].startswith("Your task is to answer a given question based on the provided documents")
+    assert row["suffix"].startswith(
+        "ID: 2 | TITLE: Seas | CONTENT: All about seas.\nID: 0 | TITLE: Cats | CONTENT: All about cats.\n====="
+    )
+    assert row["suffix"].count("ID: ") == 2 and "what is salty" in row["suffix"]
+    assert "names of Wikipedia categories" in row["prefix_text"]
+
+
 def test_verification_shows_each_candidate_its_cited_documents_only(tokens):
     payload = {
         "candidates": [

@@ -232,7 +232,7 @@ def estimate(
 
 
 # Tokens of a later stage's fixed text (instructions, question, format lines), per request.
-STAGE_OVERHEAD_TOKENS = {"answers": 150, "verdict": 700}
+STAGE_OVERHEAD_TOKENS = {"answers": 150, "justified": 500, "verdict": 700}
 # Tokens a document adds to a prompt beyond its content (ID, TITLE, tags).
 DOCUMENT_OVERHEAD_TOKENS = 12
 # Documents a verification call shows (the ones cited for the candidate), as estimated.
@@ -250,7 +250,7 @@ def later_stages(
     """Estimated cost of every stage after the first, before any call: one request per stage-1
     query (verification: design.verify_candidates per query), each holding the documents the
     method's settings let through (rag_top{k}: k passages, and k per few-shot example in the
-    shared prefix; icr / r_and_r: icr_pages pages; chunked_icr: icr_pages per chunk) at the
+    shared prefix of LOFT's reader; icr / r_and_r: icr_pages pages; chunked_icr: icr_pages per chunk) at the
     corpus's mean document size."""
     from loft_warehouse.methods.catalogue import method
 
@@ -279,7 +279,8 @@ def later_stages(
             prefix_tokens = 0
             if chosen.top_k is not None:
                 documents = chosen.top_k
-                prefix_tokens = 5 * (chosen.top_k * doc + overhead)
+                if stage.parse == "answers":
+                    prefix_tokens = 5 * (chosen.top_k * doc + overhead)
             elif stage.parse == "verdict":
                 documents = CITED_DOCUMENTS
             elif chosen.chunked:

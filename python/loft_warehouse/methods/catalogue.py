@@ -15,6 +15,8 @@ Names (dbt var `methods`, default `[cic]`; `all` builds every one):
 - rag_top{k} (any k >= 1, e.g. rag_top5 .. rag_top40): retrieve-then-read, LOFT's specialised
   RAG baseline (seed 000 §4.4) with BM25 as the retriever: stage 1 ranks the size's corpus with
   bm25 (no model call), stage 2 sends the top-k passages to the system in a reader prompt.
+- rag_top{k}_justified (and _cot, _quest, _cot_quest): QUEST-LOFT's RAG Justified QA (seed 002
+  §3.5): the same bm25 step, then the justified QA prompt over the top-k passages.
 - icr: in-context retrieval (seed 001 §3.3): call 1 asks for up to `icr_pages` page numbers of the
   `<PAGE p>` document, call 2 answers from only those pages.
 - r_and_r: R&R, ICR with the retrieval reminder every `reprompt_every` tokens in call 1.
@@ -118,20 +120,19 @@ def _catalogue() -> dict[str, Method]:
 
 
 METHODS: dict[str, Method] = _catalogue()
-_RAG_TOP = re.compile(r"rag_top([1-9][0-9]*)$")
+_RAG_TOP = re.compile(r"rag_top([1-9][0-9]*)(?:_(justified(?:_cot)?(?:_quest)?))?$")
 
 
-def rag_top(k: int) -> Method:
-    """Retrieve-then-read with the top k bm25 passages."""
-    return Method(
-        f"rag_top{k}",
-        frozenset({"rag"}),
-        (
-            Stage(1, f"{PACKAGE}.retrieve_read:render_stage1", executor="bm25", ids="shown"),
-            Stage(2, f"{PACKAGE}.retrieve_read:reader"),
-        ),
-        top_k=k,
-    )
+def rag_top(k: int, reader: str | None = None) -> Method:
+    """Retrieve-then-read with the top k bm25 passages; `reader` a justified QA variant, or
+    LOFT's RAG prompt when None."""
+    retrieve = Stage(1, f"{PACKAGE}.retrieve_read:render_stage1", executor="bm25", ids="shown")
+    if reader is None:
+        read_loft = Stage(2, f"{PACKAGE}.retrieve_read:reader")
+        return Method(f"rag_top{k}", frozenset({"rag"}), (retrieve, read_loft), top_k=k)
+    read = Stage(2, f"{PACKAGE}.justified:retrieved_reader", parse="justified", ids="shown")
+    flags = {"cot": "_cot" in reader, "quest": "_quest" in reader}
+    return Method(f"rag_top{k}_{reader}", frozenset({"rag"}), (retrieve, read), top_k=k, **flags)
 
 
 def method(name: str) -> Method:
@@ -140,8 +141,10 @@ def method(name: str) -> Method:
         return METHODS[name]
     match = _RAG_TOP.match(name)
     if match:
-        return rag_top(int(match.group(1)))
-    raise ConfigurationError(f"unknown method {name!r}; known: all, {', '.join(METHODS)}, rag_top{{k}}")
+        return rag_top(int(match.group(1)), match.group(2))
+    raise ConfigurationError(
+        f"unknown method {name!r}; known: all, {', '.join(METHODS)}, rag_top{{k}}, rag_top{{k}}_justified[_cot][_quest]"
+    )
 
 
 def resolve(names: Iterable[str] | str | None) -> list[Method]:

@@ -3,8 +3,9 @@
 Justified QA asks for one JSON object: the candidate answers, each with evidence for and against
 (cited by document ID), reasoning and a TRUE/FALSE judgment, then the final `answer` list and
 the IDs of the documents holding the key evidence (`answer_doc_ids`). The documents are the
-whole corpus (corpus in context, QUEST-LOFT's "Static - All"), one line each:
-`ID: {doc_id} | TITLE: {title} | CONTENT: {text}` with the prompt's shown IDs.
+whole corpus (corpus in context, QUEST-LOFT's "Static - All"), or bm25's top k (rag_top{k}_justified,
+QUEST-LOFT's "RAG Justified QA"), one line each: `ID: {doc_id} | TITLE: {title} | CONTENT: {text}`
+with the prompt variant's shown IDs.
 
 Verification then judges every candidate (TRUE or FALSE alike) in a call of its own that shows
 only the documents cited as evidence for it; the final answer is the candidates judged TRUE.
@@ -251,6 +252,18 @@ def render_stage1(collection: Collection, variant: Variant, method: Method, desi
         rows=tuple(rows),
         method=method.name,
     )
+
+
+def retrieved_reader(upstream: Upstream) -> list[Call]:
+    """Stage 2 of rag_top{k}_justified: the justified QA prompt over bm25's top k passages (its
+    answer's first k shown IDs), in rank order and with their shown IDs."""
+    pids = upstream.maps.pids(upstream.key, upstream.answers(upstream.rows[0]), "shown")[: upstream.method.top_k]
+    if not pids:
+        return []
+    docs = upstream.documents(pids)
+    before, after = _split(qa_template(upstream.method), "documents")
+    lines = "".join(document_lines([(upstream.shown_id(d.pid), d) for d in docs]))
+    return [Call(0, before, lines + fill(after.removeprefix("\n"), question=upstream.question), docs)]
 
 
 def verification_text(method: Method, question: str, documents: list[tuple[str, Doc]], candidate: str) -> str:
