@@ -32,9 +32,10 @@ import jsonschema
 
 from loft_warehouse.design import Design
 from loft_warehouse.methods.catalogue import Method
+from loft_warehouse.methods.stage1 import single_turn_rows
 from loft_warehouse.methods.stages import Call, Upstream
 from loft_warehouse.prompts.inputs import Collection, Doc
-from loft_warehouse.prompts.render import PromptRow, Rendered
+from loft_warehouse.prompts.render import Rendered
 from loft_warehouse.prompts.templates import fill, template, with_bullet
 from loft_warehouse.prompts.variants import Variant, arrange, shown_ids
 
@@ -220,36 +221,16 @@ def render_stage1(collection: Collection, variant: Variant, method: Method, desi
     lines = document_lines(list(zip(ids, docs, strict=True)))
     before, after = _split(qa_template(method), "documents")
     prefix = before + "".join(lines)
-    position = {doc.pid: i for i, doc in enumerate(docs)}
     offsets, at = {}, len(before)
     for doc, line in zip(docs, lines, strict=True):
         offsets[doc.pid] = at
         at += len(line)
-    rows = []
-    for query in collection.evaluated:
-        if len(query.turns) != 1:
-            continue
-        turn = query.turns[0]
-        suffix = fill(after[1:] if after.startswith("\n") else after, question=turn.text)
-        gold = sorted(position[p] for p in turn.gold_pids if p in position)
-        rows.append(
-            PromptRow(
-                qid=query.qid,
-                split=query.split,
-                turn=0,
-                n_turns=1,
-                head="",
-                suffix=suffix,
-                gold_json=turn.gold_json,
-                gold_shown_ids=tuple(ids[i] for i in gold),
-                gold_positions=tuple(gold),
-                gold_anchor=("prefix", 0, offsets[docs[gold[0]].pid]) if gold else None,
-            )
-        )
+    tail = after.removeprefix("\n")
+    rows = single_turn_rows(collection, docs, ids, lambda question: fill(tail, question=question), offsets)
     return Rendered(
         prefix=prefix,
         shown=tuple((s, d.pid) for s, d in zip(ids, docs, strict=True)),
-        rows=tuple(rows),
+        rows=rows,
         method=method.name,
     )
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from loft_warehouse.design import Design
 from loft_warehouse.inference.providers.bm25 import BM25Index, document_text
 from loft_warehouse.methods.catalogue import Method
+from loft_warehouse.methods.stage1 import single_turn_rows
 from loft_warehouse.methods.stages import Call, Upstream
 from loft_warehouse.prompts import instructions
 from loft_warehouse.prompts.inputs import Collection, Doc, Query
@@ -22,7 +23,6 @@ from loft_warehouse.prompts.multiturn import final_answer
 from loft_warehouse.prompts.render import (
     EXAMPLE_SEPARATOR,
     TEST_SEPARATOR,
-    PromptRow,
     Rendered,
     corpus_line,
     reasoning_line,
@@ -34,28 +34,9 @@ def render_stage1(collection: Collection, variant: Variant, method: Method, desi
     """One retrieval step per single-turn query: the query text is all bm25 reads."""
     docs = arrange(collection, variant)
     ids = shown_ids(collection, variant, len(docs), seed)
-    position = {doc.pid: i for i, doc in enumerate(docs)}
-    rows = []
-    for query in collection.evaluated:
-        if len(query.turns) != 1:
-            continue
-        turn = query.turns[0]
-        gold = sorted(position[p] for p in turn.gold_pids if p in position)
-        rows.append(
-            PromptRow(
-                qid=query.qid,
-                split=query.split,
-                turn=0,
-                n_turns=1,
-                head="",
-                suffix=turn.text,
-                gold_json=turn.gold_json,
-                gold_shown_ids=tuple(ids[i] for i in gold),
-                gold_positions=tuple(gold),
-            )
-        )
+    rows = single_turn_rows(collection, docs, ids, lambda question: question)
     return Rendered(
-        prefix="", shown=tuple((s, d.pid) for s, d in zip(ids, docs, strict=True)), rows=tuple(rows), method=method.name
+        prefix="", shown=tuple((s, d.pid) for s, d in zip(ids, docs, strict=True)), rows=rows, method=method.name
     )
 
 

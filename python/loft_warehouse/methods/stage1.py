@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from loft_warehouse.design import Design
 from loft_warehouse.methods import paginated
 from loft_warehouse.methods.catalogue import Method
 from loft_warehouse.methods.stages import builder
-from loft_warehouse.prompts.inputs import Collection
-from loft_warehouse.prompts.render import Rendered, render
+from loft_warehouse.prompts.inputs import Collection, Doc
+from loft_warehouse.prompts.render import PromptRow, Rendered, render
 from loft_warehouse.prompts.variants import Variant, arrange, shown_ids
 from loft_warehouse.studies import litm, sweeps
 
@@ -52,3 +54,39 @@ def document_ids(collection: Collection, variant: Variant, seed: int) -> list[tu
     else:
         return []
     return [(str(position + 1), doc.pid) for position, doc in enumerate(docs)]
+
+
+def single_turn_rows(
+    collection: Collection,
+    docs: Sequence[Doc],
+    ids: Sequence[str],
+    suffix: Callable[[str], str],
+    offsets: dict[str, int] | None = None,
+) -> tuple[PromptRow, ...]:
+    """One row per single-turn query over documents shown in this order with these IDs (methods
+    that answer multi-turn conversations do not exist yet): the gold's positions and shown IDs,
+    the suffix made from the question, and, given each document's character offset in the
+    prefix, the anchor of the first gold document."""
+    position = {doc.pid: i for i, doc in enumerate(docs)}
+    rows = []
+    for query in collection.evaluated:
+        if len(query.turns) != 1:
+            continue
+        turn = query.turns[0]
+        gold = sorted(position[p] for p in turn.gold_pids if p in position)
+        anchor = ("prefix", 0, offsets[docs[gold[0]].pid]) if gold and offsets is not None else None
+        rows.append(
+            PromptRow(
+                qid=query.qid,
+                split=query.split,
+                turn=0,
+                n_turns=1,
+                head="",
+                suffix=suffix(turn.text),
+                gold_json=turn.gold_json,
+                gold_shown_ids=tuple(ids[i] for i in gold),
+                gold_positions=tuple(gold),
+                gold_anchor=anchor,
+            )
+        )
+    return tuple(rows)
