@@ -33,15 +33,17 @@ class Call:
 
 
 class DocumentMaps:
-    """Per (task, dataset, corpus_id, variant): pid by shown ID and by position."""
+    """Per (task, dataset, corpus_id, variant): pid by shown ID and by position, shown ID by pid."""
 
     def __init__(self, doc_ids: pl.DataFrame) -> None:
         self.by_shown: dict[tuple[str, ...], dict[str, str]] = {}
         self.by_position: dict[tuple[str, ...], dict[int, str]] = {}
+        self.shown_of: dict[tuple[str, ...], dict[str, str]] = {}
         for row in doc_ids.iter_rows(named=True):
             key = (row["task"], row["dataset"], row["corpus_id"], row["variant"])
             self.by_shown.setdefault(key, {})[str(row["shown_id"])] = row["pid"]
             self.by_position.setdefault(key, {})[int(row["position"])] = row["pid"]
+            self.shown_of.setdefault(key, {})[row["pid"]] = str(row["shown_id"])
 
     def pids(self, key: tuple[str, ...], items: Iterable[Any], kind: str) -> list[str]:
         """Valid pids of answer items (shown IDs, or page numbers = position + 1), in first
@@ -90,7 +92,7 @@ class Upstream:
         return list(row["answers_strict"] or []) if row["status"] == "ok" else []
 
     def shown_id(self, pid: str) -> str:
-        return next(s for s, p in self.maps.by_shown.get(self.key, {}).items() if p == pid)
+        return self.maps.shown_of[self.key][pid]
 
 
 @cache
