@@ -2,14 +2,38 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
+from dbt.parser.models import PythonParseVisitor
+
+from loft_warehouse.settings import PROJECT_ROOT
 from loft_warehouse.size_models import differences
 from tests.conftest import run_dbt
 
 
 def test_size_folders_are_copies_of_the_template() -> None:
     assert differences() == []
+
+
+def _is_config_get(node: ast.AST) -> bool:
+    func = getattr(node, "func", None)
+    return ast.unparse(func) == "dbt.config.get" if isinstance(node, ast.Call) and func is not None else False
+
+
+def test_dbt_sees_every_config_a_python_model_reads() -> None:
+    """dbt hands a Python model only the config keys its parser finds in the source; a
+    dbt.config.get inside an expression it does not walk (e.g. `(a or b).get(...)`) reads None."""
+    unseen = {}
+    for path in sorted((PROJECT_ROOT / "models").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        read = {node.args[0].value for node in ast.walk(tree) if _is_config_get(node)}
+        visitor = PythonParseVisitor(path.name)
+        visitor.visit(tree)
+        seen = {args[0] for name, args, _ in visitor.dbt_function_calls if name == "get"}
+        if read - seen:
+            unseen[path.name] = sorted(read - seen)
+    assert unseen == {}
 
 
 def test_selection_matching_nothing_fails(tmp_path: Path) -> None:

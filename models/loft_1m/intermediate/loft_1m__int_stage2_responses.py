@@ -6,6 +6,7 @@ from loft_warehouse.inference.warehouse import responses
 
 def model(dbt, session):
     dbt.config(materialized="table")
+    loft = dbt.config.get("loft") or {}
     return responses(
         dbt.this.schema.replace("loft_", ""),
         selection=dbt.config.get("systems"),
@@ -18,5 +19,5 @@ def model(dbt, session):
         corpus=dbt.ref("loft_1m__corpus"),
         queries=dbt.ref("loft_1m__queries"),
         prices=dbt.source("reference", "model_prices"),
-        data_dir=(dbt.config.get("loft") or {}).get("data_dir"),
+        data_dir=loft.get("data_dir"),
     )

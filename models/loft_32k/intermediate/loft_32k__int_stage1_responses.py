@@ -6,6 +6,7 @@ from loft_warehouse.inference.warehouse import responses
 
 def model(dbt, session):
     dbt.config(materialized="table")
+    loft = dbt.config.get("loft") or {}
     return responses(
         dbt.this.schema.replace("loft_", ""),
         selection=dbt.config.get("systems"),
@@ -20,6 +21,6 @@ def model(dbt, session):
         queries=dbt.ref("loft_32k__queries"),
         prices=dbt.source("reference", "model_prices"),
         estimates=dbt.ref("loft_32k__cost_estimates"),
-        data_dir=(dbt.config.get("loft") or {}).get("data_dir"),
-        limit=(dbt.config.get("loft") or {}).get("limit"),
+        data_dir=loft.get("data_dir"),
+        limit=loft.get("limit"),
     )
