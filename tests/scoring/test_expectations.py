@@ -47,6 +47,20 @@ def test_suites_pass_on_a_consistent_run() -> None:
     assert failures == {name: [] for name in failures}
 
 
+def test_suites_pass_on_a_quick_try() -> None:
+    """With var limit only the first queries are owed: unsent prompts are not unanswered."""
+    s = Scenario()
+    for rank, qid in enumerate(["c", "a", "b"]):
+        s.case("rag", "nq", qid, ["x"], "Final Answer: ['x']")
+        s._rows["queries"][-1]["query_rank"] = rank
+    s.query("rag", "nq", "d", ["x"])
+    s._rows["queries"][-1]["query_rank"] = 3
+    s.build(limit="2")
+    assert s.con.sql("select n, n_unanswered from metrics where metric_name = 'em_loft'").fetchall() == [(2, 0)]
+    failures = _failures(s)
+    assert failures == {name: [] for name in failures}
+
+
 CORRUPTIONS: dict[str, tuple[str, str]] = {
     "duplicate score": (
         "insert into scores select * from scores where qid = 'q1' and metric_name = 'recall@1_loft'",
