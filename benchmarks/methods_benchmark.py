@@ -44,10 +44,13 @@ def main() -> None:
             "sum(input_tokens), sum(cached_tokens), sum(output_tokens), sum(latency_s), sum(cost_usd) "
             "from loft_32k.responses group by all order by all"
         ).fetchall()
+        statuses = con.sql(
+            "select task || '/' || dataset, method, stage, status, count(*) from loft_32k.predictions "
+            "group by all order by all"
+        ).fetchall()
         scores = con.sql(
-            "select task || '/' || dataset, method, split, metric_name, n, n_unanswered, mean "
-            "from loft_32k.metrics where metric in ('subspan_em', 'rr_fuzzy_match') and rule = 'loft' "
-            "and method <> 'cic' order by all"
+            "select task || '/' || dataset, method, variant, split, metric_name, n, n_unanswered, mean "
+            "from loft_32k.metrics where is_primary order by all"
         ).fetchall()
     print(f"work dir: {work}")
     print(f"dbt build loft_32k ({', '.join(variables['methods'])}, limit {args.limit}, {LOCAL}): {seconds:.0f} s")
@@ -58,9 +61,15 @@ def main() -> None:
             f"{dataset:<12} {method:<10} {stage:>5} {f'{ok}/{calls}':>9} {tokens or 0:>10,} {cached or 0:>8,} "
             f"{output or 0:>7,} {latency or 0:>8.1f} {cost or 0:>7.4f}"
         )
-    print(f"{'dataset':<12} {'method':<10} {'split':<5} {'metric':<22} {'n':>3} {'unans':>5} {'mean':>6}")
-    for dataset, method, split, metric, n, unanswered, mean in scores:
-        print(f"{dataset:<12} {method:<10} {split:<5} {metric:<22} {n:>3} {unanswered:>5} {mean:>6.3f}")
+    print(f"{'dataset':<12} {'method':<10} {'stage':>5} {'status':<18} {'predictions':>11}")
+    for dataset, method, stage, status, count in statuses:
+        print(f"{dataset:<12} {method:<10} {stage:>5} {status:<18} {count:>11}")
+    header = f"{'dataset':<12} {'method':<10} {'variant':<10} {'split':<5} {'metric':<22}"
+    print(f"{header} {'n':>3} {'unans':>5} {'mean':>6}")
+    for dataset, method, variant, split, metric, n, unanswered, mean in scores:
+        print(
+            f"{dataset:<12} {method:<10} {variant:<10} {split:<5} {metric:<22} {n:>3} {unanswered:>5} {mean:>6.3f}"
+        )
 
 
 if __name__ == "__main__":
