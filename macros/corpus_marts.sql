@@ -63,6 +63,7 @@ final as (
         in_size.corpus_id::varchar as corpus_id,
         in_size.split::varchar as split,
         in_size.qid::varchar as qid,
+        in_size.upstream_qid::varchar as upstream_qid,
         in_size.turn::bigint as turn,
         in_size.n_turns::bigint as n_turns,
         in_size.query_text::varchar as query_text,

@@ -7,6 +7,32 @@
 #}
 
 {#
+  The queries scoring reads: the size's queries, with their dataset's is_multi_answer, and the
+  queries of LOFT answer files landed with `loft import-predictions --queries`.
+#}
+{% macro scoring_scored_queries(queries=none, datasets=none, imported=none) %}
+{%- set queries = queries or loft_ref('queries') -%}
+{%- set datasets = datasets or loft_ref('stg_datasets') -%}
+{%- set imported = imported or loft_ref('int_imported_queries') -%}
+with
+
+built as (
+    select queries.*, coalesce(datasets.is_multi_answer, false) as is_multi_answer
+    from {{ queries }} as queries
+    left join {{ datasets }} as datasets using (task, dataset)
+),
+
+final as (
+    select * from built
+    union all by name
+    select * from {{ imported }}
+)
+
+select * from final
+{% endmacro %}
+
+
+{#
   One row per (system, prompt) of every run, of every stage, plus imported predictions. A run is
   a (system, task, dataset, variant, method, split) with at least one stage-1 response; a
   stage-1 prompt of a run without a response is kept with status 'missing' so that it scores 0
@@ -24,7 +50,7 @@
 {%- set imports = imports or loft_ref('int_imported_predictions') -%}
 {%- set stage_prompts = stage_prompts or loft_ref('int_stage2_prompts') -%}
 {%- set stage_answers = stage_answers or loft_ref('int_stage1_answers') -%}
-{%- set queries = queries or loft_ref('queries') -%}
+{%- set queries = queries or loft_ref('int_scored_queries') -%}
 {%- set limit = limit if limit is not none else loft_query_limit() -%}
 with
 
@@ -162,6 +188,7 @@ final_inference as (
         stage = loft_method_stages(method) as is_final,
         null::varchar[] as given_answers,
         null::varchar as given_answers_json,
+        null::varchar as gold_loft,
         'shown' as id_space,
         null::varchar as import_file,
         null::bigint as import_line
@@ -191,6 +218,7 @@ imported as (
         true as is_final,
         given_answers,
         given_answers_json,
+        gold_loft,
         id_space,
         import_file,
         import_line
@@ -222,7 +250,8 @@ select * from imported
 {#
   Maps one rule's answer list of retrieval rows to pids, element by element.
   loft: the key is the answer text exactly as upstream looks it up (str(answer)); order and
-  duplicates are kept. strict: the key is trimmed and only its first occurrence is kept.
+  duplicates are kept. strict: the key is stripped (Python's str.strip()) and only its first
+  occurrence is kept.
   Shown IDs map through prompt_doc_ids of the row's variant; imported pids are checked
   against the corpus.
 #}
@@ -237,7 +266,7 @@ from (
     select
         *,
         case when id_space = 'shown' then item end as shown_lookup,
-        case when id_space = 'pid' then trim(item) end as pid_lookup
+        case when id_space = 'pid' then {{ scoring_python_strip('item') }} end as pid_lookup
     from (
         select
             row_id,
@@ -255,8 +284,10 @@ from (
                     *,
                     {% if strict -%}
                     list_filter(
-                        list_transform({{ answer_column }}, lambda a: trim(a)),
-                        lambda a, i: list_position(list_transform({{ answer_column }}, lambda b: trim(b)), a) = i
+                        list_transform({{ answer_column }}, lambda a: {{ scoring_python_strip('a') }}),
+                        lambda a, i: list_position(
+                            list_transform({{ answer_column }}, lambda b: {{ scoring_python_strip('b') }}), a
+                        ) = i
                     )
                     {%- else -%}
                     {{ answer_column }}
@@ -303,8 +334,8 @@ from {{ rows }}
   - Rows whose status is not 'ok' (blocked, error, skipped, missing) get empty answers and
     parse status 'not_answered'; imported answer lists get parse status 'given'.
   - pred_pids_loft: upstream drops a whole query when any turn names an ID that is not in
-    the corpus (query_dropped_loft); the list is then empty. Imported pids are trimmed, as
-    upstream does, and never dropped.
+    the corpus (query_dropped_loft); the list is then empty. Imported pids are stripped
+    (str(x).strip()), as upstream does, and never dropped.
   - pred_pids_strict: de-duplicated in model order; an unknown ID keeps its rank as NULL and
     is listed in unknown_ids.
 #}
@@ -357,7 +388,7 @@ entity_titles_{{ rule }} as (
         from answers,
             unnest(from_json(answers.answer_payload_{{ rule }}, '{"answer_doc_ids": ["VARCHAR"]}').answer_doc_ids)
                 with ordinality as ids(shown_id, position)
-        where answers.dataset in {{ scoring_multi_answer_datasets() }}
+        where answers.dataset in {{ scoring_entity_answer_datasets() }}
     ) as cited
     inner join {{ prompt_doc_ids }} as doc_ids using (task, dataset, corpus_id, variant, shown_id)
     inner join (select distinct task, dataset, corpus_id, pid, title from {{ corpus }}) as corpus
@@ -441,6 +472,7 @@ select
     answers.parse_status_strict,
     answers.parse_detail_strict,
     answers.answer_payload_strict,
+    answers.gold_loft,
     answers.id_space,
     case when retrieval_ids.query_dropped_loft then []::varchar[] else retrieval_ids.pids_loft end
         as pred_pids_loft,

@@ -20,8 +20,17 @@
 {%- endmacro %}
 
 
-{# RAG datasets whose questions have several answers, all required (upstream multi_value_rag). #}
-{% macro scoring_multi_answer_datasets() -%}
+{#
+  Python's str.strip(), which LOFT applies to every predicted and gold ID (str(x).strip()): it
+  removes every character str.isspace() holds for, where DuckDB's trim() removes spaces only.
+#}
+{% macro scoring_python_strip(expr) -%}
+    trim({{ expr }}, {% for code in [9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, 8198, 8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288] %}chr({{ code }}){{ ' || ' if not loop.last }}{% endfor %})
+{%- endmacro %}
+
+
+{# Datasets whose answers are entity names, the titles of their documents (QUEST-LOFT, seed 002 §3.5). #}
+{% macro scoring_entity_answer_datasets() -%}
     ('qampari', 'quest')
 {%- endmacro %}
 
@@ -54,9 +63,11 @@
 
 
 {#
-  recall@k and MRecall@k, k in 1, 2, 3, 5, over pids.
-  loft: the first k predictions, then distinct; hits over len(gold) counting duplicates;
-  MRecall 1 iff hits = min(k, len(gold)); no prediction scores 0.
+  recall@k and MRecall@k, k in 1, 2, 3, 5, and capped_recall@1, over pids.
+  loft: IDs compared as str(x).strip() on both sides; the first k predictions, then distinct;
+  hits over len(gold) counting duplicates (capped: over min(k, len(gold))); MRecall 1 iff
+  hits = min(k, len(gold)); no prediction scores 0. An imported line LOFT reads against
+  another gold (gold_loft) is scored against that one.
   strict: the prediction list is already distinct (NULL = unknown ID, never a hit); gold is a set.
 #}
 {% macro scoring_retrieval_scores(predictions, queries) %}
@@ -65,9 +76,11 @@ with
 base as (
     select
         {{ scoring_key_columns('p') }},
-        q.gold_pids as gold,
+        list_transform(
+            coalesce(from_json(p.gold_loft, '["VARCHAR"]'), q.gold_pids), lambda g: {{ scoring_python_strip('g') }}
+        ) as gold,
         list_distinct(q.gold_pids) as gold_set,
-        p.pred_pids_loft as pred_loft,
+        list_transform(p.pred_pids_loft, lambda x: {{ scoring_python_strip('x') }}) as pred_loft,
         p.pred_pids_strict as pred_strict,
         {{ scoring_empty_answer_flags() }}
     {{ scoring_predictions_with_queries(predictions, queries) }}
@@ -111,6 +124,23 @@ select
         }
     ], recursive := true)
 from per_k
+union all by name
+select
+    {{ scoring_key_names() }},
+    unnest([
+        {
+            'metric': 'capped_recall@1', 'rule': 'loft', 'is_empty': empty_loft,
+            'value': case when len(pred_loft) = 0 or len(gold) = 0 then 0.0
+                          else hits_loft / least(k, len(gold)) end
+        },
+        {
+            'metric': 'capped_recall@1', 'rule': 'strict', 'is_empty': empty_strict,
+            'value': case when len(gold_set) = 0 then 0.0
+                          else hits_strict / least(k, len(gold_set)) end
+        }
+    ], recursive := true)
+from per_k
+where k = 1
 {% endmacro %}
 
 
@@ -134,7 +164,7 @@ base as (
         {{ scoring_empty_answer_flags() }},
         p.is_answered and coalesce(trim(p.raw_text), '') = '' as empty_raw
     {{ scoring_predictions_with_queries(predictions, queries) }}
-    where (p.task = 'rag' and p.dataset not in {{ scoring_multi_answer_datasets() }})
+    where (p.task = 'rag' and not q.is_multi_answer)
         or p.task = 'rr'
         or (p.task = 'litm' and p.dataset not in {{ scoring_key_value_datasets() }})
 ),
@@ -206,9 +236,11 @@ from normalized
   subspan_em: every gold matched one-to-one (either string contains the other; linear sum
   assignment in Python); em: answer set = gold set; coverage: distinct answers equal to a gold
   over len(gold); set_precision / set_recall / set_f1 / set_accuracy: QUEST-LOFT set metrics
-  (an empty side scores 1 only against an empty other side). loft: no answer scores 0 in
-  em/subspan/coverage (upstream returns early); strict: answers and golds normalising to ""
-  are dropped and duplicates ignored.
+  (an empty side scores 1 only against an empty other side). loft: an empty answer scores 0 in
+  em and subspan_em and, as upstream returns early with other keys, has an f1 row (0) and no
+  coverage row, so the loft means have upstream's denominators; strict: answers and golds
+  normalising to "" are dropped, duplicates ignored, and every row has every metric.
+  Datasets: int_scored_queries.is_multi_answer (QAMPARI, QUEST, imported multi_value_rag).
 #}
 {% macro scoring_rag_multi_scores(predictions, queries) %}
 with
@@ -221,7 +253,7 @@ base as (
         p.answer_strict,
         {{ scoring_empty_answer_flags() }}
     {{ scoring_predictions_with_queries(predictions, queries) }}
-    where p.task = 'rag' and p.dataset in {{ scoring_multi_answer_datasets() }}
+    where p.task = 'rag' and q.is_multi_answer
 ),
 
 normalized as materialized (
@@ -264,62 +296,73 @@ set_scores as (
         case when len(gold_set_strict) > 0 then hits_strict / len(gold_set_strict)
              else (len(pred_set_strict) = 0)::double end as recall_strict
     from counted
+),
+
+all_rows as (
+    select
+        {{ scoring_key_names() }},
+        len(answer_loft) = 0 as is_empty_answer_list,
+        unnest([
+            {
+                'metric': 'subspan_em', 'rule': 'loft', 'is_empty': empty_loft,
+                'value': loft_multi_subspan_em_loft(gold, answer_loft)
+            },
+            {
+                'metric': 'em', 'rule': 'loft', 'is_empty': empty_loft,
+                'value': case when len(answer_loft) = 0 then 0.0
+                              else (list_sort(gold_set_loft) = list_sort(pred_set_loft))::double end
+            },
+            {
+                'metric': 'coverage', 'rule': 'loft', 'is_empty': empty_loft,
+                'value': case when len(answer_loft) = 0 or len(gold) = 0 then 0.0
+                              else hits_loft / len(gold) end
+            },
+            {'metric': 'f1', 'rule': 'loft', 'is_empty': empty_loft, 'value': 0.0},
+            {'metric': 'set_precision', 'rule': 'loft', 'is_empty': empty_loft, 'value': precision_loft},
+            {'metric': 'set_recall', 'rule': 'loft', 'is_empty': empty_loft, 'value': recall_loft},
+            {
+                'metric': 'set_f1', 'rule': 'loft', 'is_empty': empty_loft,
+                'value': case when precision_loft + recall_loft = 0 then 0.0
+                              else 2 * precision_loft * recall_loft / (precision_loft + recall_loft) end
+            },
+            {
+                'metric': 'set_accuracy', 'rule': 'loft', 'is_empty': empty_loft,
+                'value': (list_sort(gold_set_loft) = list_sort(pred_set_loft))::double
+            },
+            {
+                'metric': 'subspan_em', 'rule': 'strict', 'is_empty': empty_strict,
+                'value': loft_multi_subspan_em_strict(gold, answer_strict)
+            },
+            {
+                'metric': 'em', 'rule': 'strict', 'is_empty': empty_strict,
+                'value': (len(gold_set_strict) > 0 and list_sort(gold_set_strict) = list_sort(pred_set_strict))::double
+            },
+            {
+                'metric': 'coverage', 'rule': 'strict', 'is_empty': empty_strict,
+                'value': case when len(gold_set_strict) = 0 then 0.0
+                              else hits_strict / len(gold_set_strict) end
+            },
+            {'metric': 'set_precision', 'rule': 'strict', 'is_empty': empty_strict, 'value': precision_strict},
+            {'metric': 'set_recall', 'rule': 'strict', 'is_empty': empty_strict, 'value': recall_strict},
+            {
+                'metric': 'set_f1', 'rule': 'strict', 'is_empty': empty_strict,
+                'value': case when precision_strict + recall_strict = 0 then 0.0
+                              else 2 * precision_strict * recall_strict / (precision_strict + recall_strict) end
+            },
+            {
+                'metric': 'set_accuracy', 'rule': 'strict', 'is_empty': empty_strict,
+                'value': (list_sort(gold_set_strict) = list_sort(pred_set_strict))::double
+            }
+        ], recursive := true)
+    from set_scores
 )
 
-select
-    {{ scoring_key_names() }},
-    unnest([
-        {
-            'metric': 'subspan_em', 'rule': 'loft', 'is_empty': empty_loft,
-            'value': loft_multi_subspan_em_loft(gold, answer_loft)
-        },
-        {
-            'metric': 'em', 'rule': 'loft', 'is_empty': empty_loft,
-            'value': case when len(answer_loft) = 0 then 0.0
-                          else (list_sort(gold_set_loft) = list_sort(pred_set_loft))::double end
-        },
-        {
-            'metric': 'coverage', 'rule': 'loft', 'is_empty': empty_loft,
-            'value': case when len(answer_loft) = 0 or len(gold) = 0 then 0.0
-                          else hits_loft / len(gold) end
-        },
-        {'metric': 'set_precision', 'rule': 'loft', 'is_empty': empty_loft, 'value': precision_loft},
-        {'metric': 'set_recall', 'rule': 'loft', 'is_empty': empty_loft, 'value': recall_loft},
-        {
-            'metric': 'set_f1', 'rule': 'loft', 'is_empty': empty_loft,
-            'value': case when precision_loft + recall_loft = 0 then 0.0
-                          else 2 * precision_loft * recall_loft / (precision_loft + recall_loft) end
-        },
-        {
-            'metric': 'set_accuracy', 'rule': 'loft', 'is_empty': empty_loft,
-            'value': (list_sort(gold_set_loft) = list_sort(pred_set_loft))::double
-        },
-        {
-            'metric': 'subspan_em', 'rule': 'strict', 'is_empty': empty_strict,
-            'value': loft_multi_subspan_em_strict(gold, answer_strict)
-        },
-        {
-            'metric': 'em', 'rule': 'strict', 'is_empty': empty_strict,
-            'value': (len(gold_set_strict) > 0 and list_sort(gold_set_strict) = list_sort(pred_set_strict))::double
-        },
-        {
-            'metric': 'coverage', 'rule': 'strict', 'is_empty': empty_strict,
-            'value': case when len(gold_set_strict) = 0 then 0.0
-                          else hits_strict / len(gold_set_strict) end
-        },
-        {'metric': 'set_precision', 'rule': 'strict', 'is_empty': empty_strict, 'value': precision_strict},
-        {'metric': 'set_recall', 'rule': 'strict', 'is_empty': empty_strict, 'value': recall_strict},
-        {
-            'metric': 'set_f1', 'rule': 'strict', 'is_empty': empty_strict,
-            'value': case when precision_strict + recall_strict = 0 then 0.0
-                          else 2 * precision_strict * recall_strict / (precision_strict + recall_strict) end
-        },
-        {
-            'metric': 'set_accuracy', 'rule': 'strict', 'is_empty': empty_strict,
-            'value': (list_sort(gold_set_strict) = list_sort(pred_set_strict))::double
-        }
-    ], recursive := true)
-from set_scores
+select * exclude (is_empty_answer_list)
+from all_rows
+where rule <> 'loft'
+    or (metric = 'coverage' and not is_empty_answer_list)
+    or (metric = 'f1' and is_empty_answer_list)
+    or metric not in ('coverage', 'f1')
 {% endmacro %}
 
 
@@ -372,6 +415,7 @@ from normalized
   SQL execution accuracy, scored by the SQL track's exec_acc_loft / exec_acc_strict (called
   through loft_exec_acc_*). strict is order-sensitive when the gold SQL has a top-level ORDER BY (queries.gold_is_ordered). A query
   without gold rows stops the build (LOFT keeps only queries whose gold result is non-empty).
+  loft scores an imported line against the gold LOFT reads for it (gold_loft) where that differs.
   exec_acc_conversation (grain 'conversation', on the last turn's row): 1 iff every turn of the
   conversation scores 1, as the paper describes SParC; upstream averages turns instead.
 #}
@@ -385,6 +429,7 @@ base as (
             when coalesce(json_array_length(q.gold), 0) > 0 then q.gold
             else error('SQL query ' || q.dataset || '/' || q.qid || ' turn ' || q.turn || ' has no gold rows')
         end as gold,
+        coalesce(p.gold_loft, q.gold) as gold_loft,
         coalesce(q.gold_is_ordered, false) as gold_is_ordered,
         p.answer_loft_json,
         p.answer_strict_json,
@@ -399,7 +444,7 @@ per_turn as (
         unnest([
             {
                 'metric': 'exec_acc', 'rule': 'loft', 'is_empty': empty_loft,
-                'value': case when is_answered then loft_exec_acc_loft(gold, answer_loft_json) else 0.0 end
+                'value': case when is_answered then loft_exec_acc_loft(gold_loft, answer_loft_json) else 0.0 end
             },
             {
                 'metric': 'exec_acc', 'rule': 'strict', 'is_empty': empty_strict,
@@ -603,11 +648,13 @@ select * from combined
 {#
   The scores table: one row per (source, system, dataset, variant, query, turn, metric, rule).
   Rows that were not answered (status not 'ok': blocked, error, skipped_*, missing) score 0
-  and stay in the table; is_answered and status say why.
+  and stay in the table; is_answered and status say why. A multi-turn query with no answer at
+  all (every turn missing) is one row under the loft rule, its first turn's, as LOFT's
+  evaluator scores an unanswered query as one turn; the other rules keep a row per turn.
 #}
 {% macro scoring_scores(predictions=none, queries=none, datasets=none, size=none, prompts=none, revised=none) %}
 {%- set predictions = predictions or loft_ref('predictions') -%}
-{%- set queries = queries or loft_ref('queries') -%}
+{%- set queries = queries or loft_ref('int_scored_queries') -%}
 {%- set datasets = datasets or loft_ref('stg_datasets') -%}
 {%- set prompts = prompts or loft_ref('prompts') -%}
 {%- set revised = revised or source('reference', 'quest_loft_revised_gold') -%}
@@ -637,6 +684,23 @@ all_scores as (
     select *, 'turn' as grain from key_value
     union all by name
     select *, 'turn' as grain from quest_revised
+),
+
+unanswered_conversations as (
+    select source, system, method, task, dataset, variant, split, qid
+    from final_predictions
+    group by all
+    having bool_and(status = 'missing') and max(turn) > 0
+),
+
+kept_scores as (
+    select all_scores.*
+    from all_scores
+    left join unanswered_conversations as unanswered
+        using (source, system, method, task, dataset, variant, split, qid)
+    where not (
+        unanswered.qid is not null and all_scores.rule = 'loft' and all_scores.grain = 'turn' and all_scores.turn > 0
+    )
 ),
 
 {#- Where the gold sat in the query's (first-stage) prompt: position data for every score. #}
@@ -669,15 +733,15 @@ select
     all_scores.is_answered,
     coalesce(all_scores.is_empty, false) as is_empty_answer,
     coalesce(
-        all_scores.metric = {{ scoring_primary_metric('datasets.task', 'datasets.dataset', 'datasets.max_gold') }}
-        and all_scores.rule = {{ scoring_primary_rule('datasets.task') }} and all_scores.grain = 'turn',
+        all_scores.metric = {{ scoring_primary_metric('all_scores.task', 'all_scores.dataset', 'datasets.max_gold') }}
+        and all_scores.rule = {{ scoring_primary_rule('all_scores.task') }} and all_scores.grain = 'turn',
         false
     ) as is_primary,
     positions.gold_positions,
     positions.gold_depth,
     positions.gold_token_offset,
     positions.n_documents
-from all_scores
+from kept_scores as all_scores
 left join {{ datasets }} as datasets using (task, dataset)
 left join positions using (task, dataset, corpus_id, variant, method, qid, turn)
 {% endmacro %}

@@ -93,6 +93,7 @@ def test_datasets_frame(root, tokenizer):
         "contexts": ["128k"],
         "context_budgets": [115_200],
         "per_query_corpus": False,
+        "is_multi_answer": False,
         "tokenizer": "mistral_tokenizer.model.v1",
         "seed": SEED,
     }

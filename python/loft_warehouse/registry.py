@@ -14,6 +14,8 @@ from loft_warehouse.errors import ConfigurationError
 REGISTRY_FILE = Path(__file__).with_name("datasets.yaml")
 RELEASE_TASKS = ("retrieval", "rag", "sql", "icl")
 RELEASE_CORPUS_FILES = ("corpus.jsonl", "corpus.json")
+# LOFT's RAG datasets whose questions have several answers, all required (its multi_value_rag).
+MULTI_ANSWER_DATASETS = frozenset({"qampari", "quest"})
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class DatasetSpec:
     contexts: tuple[str, ...] = ()
     study: bool = False
     options: dict[str, Any] = field(default_factory=dict)
+    multi_answer: bool = False
 
     def split_sizes(self, size_label: str) -> dict[str, int]:
         """Split sizes at one benchmark size (no test split where the paper has none)."""
@@ -85,7 +88,8 @@ def released_specs(root: Path, size_label: str) -> list[DatasetSpec]:
                 continue
             spec = known.get((task, dataset_dir.name))
             if spec is None:
-                spec = DatasetSpec(task=task, dataset=dataset_dir.name, source="loft_release")
+                multi = task == "rag" and dataset_dir.name in MULTI_ANSWER_DATASETS
+                spec = DatasetSpec(task=task, dataset=dataset_dir.name, source="loft_release", multi_answer=multi)
             found.append(replace(spec, source="loft_release"))
     return found
 
@@ -106,10 +110,11 @@ def _selected(name: str, only: tuple[str, ...]) -> bool:
 def specs_for_size(root: Path, size_label: str, only: tuple[str, ...] = ()) -> list[DatasetSpec]:
     """What one size builds: released datasets as released, the rest from raw sources.
 
-    A dataset present in the release for this size is never rebuilt from raw data. `only`
-    restricts the build to "task/dataset" names ("task/*" names a whole task family); a name
-    that matches nothing is an error. Study datasets (the positional studies: `study: true` in
-    the registry) are built only when named.
+    A dataset present in the release for this size is never rebuilt from raw data; a registered
+    release dataset with no files there is listed in one line. `only` restricts the build to
+    "task/dataset" names ("task/*" names a whole task family); a name that matches nothing is an
+    error. Study datasets (the positional studies: `study: true` in the registry) are built only
+    when named.
     """
     chosen = {(s.task, s.dataset): s for s in released_specs(root, size_label)}
     for spec in specs():
@@ -118,6 +123,13 @@ def specs_for_size(root: Path, size_label: str, only: tuple[str, ...] = ()) -> l
         chosen.setdefault((spec.task, spec.dataset), spec)
     names = {f"{task}/{dataset}": spec for (task, dataset), spec in chosen.items()}
     if not only:
+        absent = sorted(
+            f"{s.task}/{s.dataset}"
+            for s in specs()
+            if s.source == "loft_release" and size_label in s.sizes and (s.task, s.dataset) not in chosen
+        )
+        if absent:
+            print(f"declared, no files at {size_label} in {root / 'loft'}: {', '.join(absent)}")
         return [spec for spec in chosen.values() if not spec.study]
     families = {f"{name.partition('/')[0]}/*" for name in names}
     unknown = set(only) - set(names) - families

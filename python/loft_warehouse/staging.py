@@ -46,6 +46,7 @@ QUERY_SCHEMA = {
     "dataset": pl.String,
     "corpus_id": pl.String,
     "qid": pl.String,
+    "upstream_qid": pl.String,
     "turn": pl.Int64,
     "n_turns": pl.Int64,
     "query_text": pl.String,
@@ -75,6 +76,7 @@ DATASET_SCHEMA = {
     "contexts": pl.List(pl.String),
     "context_budgets": pl.List(pl.Int64),
     "per_query_corpus": pl.Boolean,
+    "is_multi_answer": pl.Boolean,
     "tokenizer": pl.String,
     "seed": pl.Int64,
 }
@@ -199,7 +201,8 @@ def _documents_frame(
     )
 
 
-def _queries_frame(spec: DatasetSpec, data: SourceData, released: bool, seed: int) -> pl.DataFrame:
+def queries_frame(spec: DatasetSpec, data: SourceData, released: bool, seed: int) -> pl.DataFrame:
+    """One row per query turn (QUERY_SCHEMA); released queries keep file order as their rank."""
     queries = data.queries
     if released:
         ranks = np.arange(len(queries), dtype=np.int64)
@@ -215,6 +218,7 @@ def _queries_frame(spec: DatasetSpec, data: SourceData, released: bool, seed: in
                     "dataset": spec.dataset,
                     "corpus_id": query.corpus_id or spec.dataset,
                     "qid": query.qid,
+                    "upstream_qid": query.upstream_qid or query.qid,
                     "turn": turn,
                     "n_turns": len(query.turns),
                     "query_text": text,
@@ -252,6 +256,7 @@ def _dataset_row(spec: DatasetSpec, size_label: str, released: bool, tokenizer: 
         "contexts": contexts,
         "context_budgets": [settings.context(c).budget for c in contexts],
         "per_query_corpus": spec.study,
+        "is_multi_answer": spec.multi_answer,
         "tokenizer": tokenizer,
         "seed": seed,
     }
@@ -271,7 +276,7 @@ def stage_size(
         _validate(spec, data)
         dataset_rows.append(_dataset_row(spec, size_label, released, tokens.name, seed))
         document_frames.append(_documents_frame(spec, data, released, tokens, seed))
-        query_frames.append(_queries_frame(spec, data, released, seed))
+        query_frames.append(queries_frame(spec, data, released, seed))
     return Staged(
         datasets=pl.DataFrame(dataset_rows, schema=DATASET_SCHEMA),
         documents=pl.concat(document_frames) if document_frames else pl.DataFrame(schema=DOCUMENT_SCHEMA),

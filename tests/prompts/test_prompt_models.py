@@ -49,22 +49,17 @@ def test_rows_per_dataset_and_variant(warehouse: Path) -> None:
     assert query(warehouse, "select count(*) from loft_128k.prompt_prefixes") == [(6,)]
 
 
-def test_released_arguana_prompt_layout(warehouse: Path) -> None:
-    (prompt, n_tokens, targets, pid) = query(
+def test_released_arguana_prompts_are_lofts_byte_for_byte(warehouse: Path) -> None:
+    recorded = settings.PROJECT_ROOT / "tests/differential/prompts/retrieval_arguana_128k_test__few_shot_with_cot.json"
+    loft = json.loads(recorded.read_text(encoding="utf-8"))["prompts"]
+    rows = query(
         warehouse,
-        "select t.prompt, t.n_tokens_total, t.targets, c.pid from loft_128k.prompt_texts t "
-        "join loft_128k.corpus c on c.dataset = 'arguana' and c.doc_id = 0 "
-        "where t.dataset = 'arguana' and t.variant = 'default' order by t.qid limit 1",
-    )[0]
-    lines = prompt.split("\n")
-    assert lines[0].startswith("You will be given a list of statements.")
-    assert lines[1].startswith("ID: 0 | CONTENT: ") and lines[1].endswith(" | END ID: 0")
-    assert lines[532] == "====== Example 1 ======"
-    assert lines[-5] == "====== Now let's start! ======"
-    assert lines[-2] == "The following documents can help answer the query:" and lines[-1] == ""
+        "select qid, sha256(prompt), n_tokens_total, prompt, targets from loft_128k.prompt_texts "
+        "where dataset = 'arguana' and variant = 'default' and split = 'test' order by qid",
+    )
+    assert {qid: sha for qid, sha, *_ in rows} == {qid: entry["sha256"] for qid, entry in loft.items()}
+    _, _, n_tokens, prompt, targets = rows[0]
     assert n_tokens == counter(settings.tokenizer_model()).count([prompt])[0]
-    (text,) = query(warehouse, f"select text from loft_128k.corpus where dataset = 'arguana' and pid = '{pid}'")[0]
-    assert lines[1] == f"ID: 0 | CONTENT: {text} | END ID: 0"
     gold = json.loads(targets)
     assert gold and all(g.isdigit() for g in gold)
 
@@ -106,9 +101,7 @@ def test_query_at_beginning_rows_start_with_the_query(warehouse: Path) -> None:
     )
     for prompt, query_text in rows:
         assert prompt.split("\n")[1] == f"query: {query_text}"
-        assert prompt.endswith(
-            "====== Now answer the query! ======\nThe following documents can help answer the query:\n"
-        )
+        assert prompt.endswith("====== Now answer the query! ======\n")  # LOFT's RAG block has no lead-in
 
 
 def test_context_window_flags_follow_the_token_counts(warehouse: Path) -> None:

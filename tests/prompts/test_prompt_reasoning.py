@@ -1,8 +1,10 @@
-"""Hand-written few-shot chains (RAG multi-hop), rendered with each variant's shown IDs."""
+"""Hand-written few-shot chains (RAG multi-hop) of the paper's wording, rendered with each
+variant's shown IDs; LOFT's own prompt (the default) has none."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -40,8 +42,11 @@ def collection(task: str) -> Collection:
     return Collection(task, "hotpotqa", "hotpotqa", True, docs, [Query("f1", "few_shot", (turn,))])
 
 
+PAPER = VARIANTS["paper_wording"]
+
+
 def test_rag_example_gets_the_chain_after_the_title_lines(chains_file):
-    prefix = render(collection("rag"), VARIANTS["default"], seed=1).prefix
+    prefix = render(collection("rag"), PAPER, seed=1).prefix
     assert prefix.split("====== Example 1 ======\n")[1] == (
         "Which documents can answer the query? Print out the TITLE and ID of each document you "
         "use. Then format the answer into a list.\n"
@@ -56,14 +61,18 @@ def test_rag_example_gets_the_chain_after_the_title_lines(chains_file):
 
 
 def test_chain_ids_follow_moved_documents_and_no_cot_drops_it(chains_file):
-    moved = render(collection("rag"), VARIANTS["gold_pos_few_shot_p100"], seed=1).prefix
+    moved = render(collection("rag"), replace(VARIANTS["gold_pos_few_shot_p100"], wording="paper"), seed=1).prefix
     assert "reasoning: Okazaki won the 2016 award (ID: 2).\n" in moved
     assert "reasoning: Okazaki was born in 1986 (ID: 1).\n" in moved
-    assert "reasoning:" not in render(collection("rag"), VARIANTS["no_cot"], seed=1).prefix
+    assert "reasoning:" not in render(collection("rag"), replace(VARIANTS["no_cot"], wording="paper"), seed=1).prefix
+
+
+def test_lofts_own_prompt_has_no_chains(chains_file):
+    assert "reasoning:" not in render(collection("rag"), VARIANTS["default"], seed=1).prefix
 
 
 def test_retrieval_keeps_the_figure_11_title_lines(chains_file):
-    assert "reasoning:" not in render(collection("retrieval"), VARIANTS["default"], seed=1).prefix
+    assert "reasoning:" not in render(collection("retrieval"), PAPER, seed=1).prefix
 
 
 def test_unknown_document_in_a_chain_names_the_file_and_query(tmp_path, monkeypatch):
@@ -71,7 +80,7 @@ def test_unknown_document_in_a_chain_names_the_file_and_query(tmp_path, monkeypa
     path.write_text('rag: {hotpotqa: {f1: ["see {doc:nowhere}"]}}', encoding="utf-8")
     monkeypatch.setattr(reasoning, "REASONING_FILE", path)
     with pytest.raises(BadInputError, match=r"bad.yaml:rag/hotpotqa/f1: document nowhere"):
-        render(collection("rag"), VARIANTS["default"], seed=1)
+        render(collection("rag"), PAPER, seed=1)
 
 
 def test_shipped_chains_cite_a_document_on_every_line():

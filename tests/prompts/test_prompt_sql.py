@@ -12,8 +12,13 @@ from loft_warehouse.prompts.inputs import collections
 from loft_warehouse.prompts.render import render
 from loft_warehouse.prompts.store import build
 from loft_warehouse.prompts.variants import VARIANTS, resolve
-from loft_warehouse.sql.prompt import LEAD_IN, sql_prefix, sql_prompt
+from loft_warehouse.sql.prompt import sql_prefix, sql_prompt
 
+LEAD_IN = "Answer: Here's a step-by-step approach using the provided tables:"
+INTRO = (
+    "Given a query, find from the following tables all the information relevant to the query. Then "
+    "answer the query. Then format the answer into a list of lists."
+)
 SINGER = "singer_id,name\n1,Joe Sharp\n2,Timbaland"
 CONCERT = "concert_id,year\n1,2014"
 TABLES = [("singer", SINGER), ("concert", CONCERT)]
@@ -96,8 +101,7 @@ def test_prefix_holds_the_database_and_suffix_the_question(by_dataset):
     rendered = render(by_dataset["spider"], VARIANTS["default"], seed=1)
     assert rendered.prefix == sql_prefix("spider") + (
         "====== Now let's start! ======\n"
-        "Read the tables below, find every row the query needs, answer it, and give the answer as a "
-        "list of lists.\n"
+        f"{INTRO}\n"
         "TABLES\n"
         "Table: singer\nsinger_id,name\n1,Joe Sharp\n2,Timbaland\n\n"
         "Table: concert\nconcert_id,year\n1,2014\n\n"
@@ -110,6 +114,18 @@ def test_prefix_holds_the_database_and_suffix_the_question(by_dataset):
         assert rendered.prefix + row.suffix == sql_prompt("spider", TABLES, [question])
 
 
+def test_a_query_with_other_candidate_tables_carries_its_own_tables():
+    concert_only = pl.when(pl.col("qid") == "s-2").then(pl.lit(["concert_singer.concert"]))
+    frame = queries().with_columns(gold_pids=concert_only.otherwise(pl.col("gold_pids")))
+    spider = {c.dataset: c for c in collections(corpus(), frame, datasets())}["spider"]
+    rendered = render(spider, VARIANTS["default"], seed=1)
+    first, second = rendered.rows
+    assert first.prefix is None
+    assert rendered.prefix + first.suffix == sql_prompt("spider", TABLES, ["How many singers are there?"])
+    assert second.prefix == sql_prefix("spider")
+    assert second.prefix + second.suffix == sql_prompt("spider", TABLES[1:], ["Which year had a concert?"])
+
+
 def test_sparc_turns_keep_placeholders_and_join_to_the_sql_prompt(by_dataset):
     rendered = render(by_dataset["sparc"], VARIANTS["default"], seed=1)
     questions = ["List the singers.", "Only Joe?"]
@@ -117,7 +133,8 @@ def test_sparc_turns_keep_placeholders_and_join_to_the_sql_prompt(by_dataset):
         assert rendered.prefix + row.suffix == sql_prompt("sparc", TABLES, questions, row.turn)
         assert row.n_turns == 2
     assert rendered.rows[1].suffix == (
-        f"Query: List the singers.\n{LEAD_IN}\n<<MODEL_ANSWER turn=0>>\nFollow-up query: Only Joe?\n{LEAD_IN}\n"
+        f"Query: List the singers.\n{LEAD_IN}\n<<MODEL_ANSWER turn=0>>\n"
+        f"====== Now let's start! ======\n{INTRO}\n\nQuery: Only Joe?\n\nAnswer:\n"
     )
 
 

@@ -75,7 +75,7 @@ def test_rows_hold_suffixes_and_gold(tables):
     icl = tables.prompts.filter(dataset="bbh_web", variant="default").row(0, named=True)
     assert (icl["targets"], icl["gold_shown_ids"], icl["split"]) == ('["Yes"]', "[]", "dev")
     assert tables.prompts.filter(variant="default")["head"].to_list() == [""] * 6
-    assert all(tables.prompts.filter(variant="query_at_beginning")["head"].str.contains("query: "))
+    assert all(tables.prompts.filter(variant="query_at_beginning")["head"].str.contains("(query|claim): "))
 
 
 def test_doc_ids_map_shown_ids_to_pids_per_variant(tables):

@@ -8,7 +8,6 @@ import re
 import pytest
 
 from loft_warehouse.errors import ConfigurationError
-from loft_warehouse.prompts import instructions
 from loft_warehouse.prompts.inputs import Collection, Doc, Query, Turn, collections
 from loft_warehouse.prompts.render import render
 from loft_warehouse.prompts.variants import VARIANTS, alphanumeric_ids, arrange, resolve
@@ -16,13 +15,15 @@ from tests.prompts.expected import (
     HOTPOTQA_CORPUS,
     HOTPOTQA_EXAMPLES,
     HOTPOTQA_INSTRUCTION,
+    HOTPOTQA_LEAD_IN,
     HOTPOTQA_QUERY,
     HOTPOTQA_TEST,
+    RETRIEVAL_FORMATTING,
     lines,
 )
 
 OKAZAKI, SONG, AWARD, LODGER = HOTPOTQA_CORPUS
-LEAD_IN = "The following documents are needed to answer the query:"
+LEAD_IN = HOTPOTQA_LEAD_IN
 QUESTION_1 = "query: What year was the recipient of the 2016 Best Footballer in Asia born?"
 QUESTION_2 = "query: Which film came out in 2009?"
 TEST_QUESTION = 'query: How many records had the team sold before performing "aint thinkin bout you"?'
@@ -59,6 +60,7 @@ def test_generic_instruction_replaces_only_the_instruction(hotpotqa):
             "given a query, and your goal is to find all candidates from the list that can help "
             "answer the query. Print out the ID of each candidate."
         ],
+        RETRIEVAL_FORMATTING,
         HOTPOTQA_CORPUS,
         HOTPOTQA_EXAMPLES,
     )
@@ -69,12 +71,12 @@ def test_query_at_beginning_puts_the_query_in_head(hotpotqa):
     head, prefix, suffix = rendered_text(hotpotqa, "query_at_beginning")
     assert head == lines(
         [
-            HOTPOTQA_QUERY,
+            *HOTPOTQA_QUERY,
             TEST_QUESTION,
             "====== Here is the context to read before answering the query ======",
         ]
     )
-    assert prefix == lines([HOTPOTQA_INSTRUCTION], HOTPOTQA_CORPUS, HOTPOTQA_EXAMPLES)
+    assert prefix == lines([HOTPOTQA_INSTRUCTION], RETRIEVAL_FORMATTING, HOTPOTQA_CORPUS, HOTPOTQA_EXAMPLES)
     assert suffix == lines(["====== Now answer the query! ======", LEAD_IN])
 
 
@@ -94,17 +96,18 @@ def test_alphanumeric_ids_renumber_corpus_reasoning_answers_and_gold(hotpotqa):
     a, b, c, d = "y5S5", "D5f2", "T3t1", "I8k1"
     assert prefix == lines(
         [HOTPOTQA_INSTRUCTION],
+        RETRIEVAL_FORMATTING,
         [renumber(OKAZAKI, a), renumber(SONG, b), renumber(AWARD, c), renumber(LODGER, d)],
         [
             "====== Example 1 ======",
-            HOTPOTQA_QUERY,
+            *HOTPOTQA_QUERY,
             QUESTION_1,
             LEAD_IN,
             f"TITLE: Best Footballer in Asia 2016 | ID: {c}",
             f"TITLE: Shinji Okazaki | ID: {a}",
             f"Final Answer: ['{c}', '{a}']",
             "====== Example 2 ======",
-            HOTPOTQA_QUERY,
+            *HOTPOTQA_QUERY,
             QUESTION_2,
             LEAD_IN,
             f"TITLE: The Lodger (2009 film) | ID: {d}",
@@ -119,6 +122,7 @@ def test_title_only_drops_content(hotpotqa):
     _, prefix, _ = rendered_text(hotpotqa, "title_only")
     assert prefix == lines(
         [HOTPOTQA_INSTRUCTION],
+        RETRIEVAL_FORMATTING,
         [
             "ID: 0 | TITLE: Shinji Okazaki | END ID: 0",
             "ID: 1 | TITLE: Ain't Thinkin' 'Bout You | END ID: 1",
@@ -133,6 +137,7 @@ def test_no_id_echo_drops_end_id(hotpotqa):
     _, prefix, suffix = rendered_text(hotpotqa, "no_id_echo")
     assert prefix == lines(
         [HOTPOTQA_INSTRUCTION],
+        RETRIEVAL_FORMATTING,
         [line.rsplit(" | END ID:", 1)[0] for line in HOTPOTQA_CORPUS],
         HOTPOTQA_EXAMPLES,
     )
@@ -144,13 +149,14 @@ def test_corpus_in_each_few_shot_reproduces_figure_17(hotpotqa):
     _, prefix, suffix = rendered_text(hotpotqa, "corpus_in_each_few_shot")
     assert prefix == lines(
         [HOTPOTQA_INSTRUCTION],
+        RETRIEVAL_FORMATTING,
         [
             "====== Example 1 ======",
             renumber(AWARD, "0"),
             renumber(OKAZAKI, "1"),
             renumber(SONG, "2"),
             renumber(LODGER, "3"),
-            HOTPOTQA_QUERY,
+            *HOTPOTQA_QUERY,
             QUESTION_1,
             LEAD_IN,
             "TITLE: Best Footballer in Asia 2016 | ID: 0",
@@ -161,7 +167,7 @@ def test_corpus_in_each_few_shot_reproduces_figure_17(hotpotqa):
             renumber(OKAZAKI, "1"),
             renumber(SONG, "2"),
             renumber(AWARD, "3"),
-            HOTPOTQA_QUERY,
+            *HOTPOTQA_QUERY,
             QUESTION_2,
             LEAD_IN,
             "TITLE: The Lodger (2009 film) | ID: 0",
@@ -183,7 +189,7 @@ def test_corpus_in_each_few_shot_draws_ten_documents(corpus, queries, datasets):
     big.docs += [Doc(f"x{i}", f"filler {i}", f"F{i}") for i in range(20)]
     big.few_shot = [Query("f", "few_shot", (Turn("q", '["h-song"]', ["h-song"], ("h-song",)),))]
     prefix = render(big, VARIANTS["corpus_in_each_few_shot"], seed=5).prefix
-    example = prefix.split("====== Example 1 ======\n")[1].split(HOTPOTQA_QUERY)[0]
+    example = prefix.split("====== Example 1 ======\n")[1].split(HOTPOTQA_QUERY[0])[0]
     example_lines = example.splitlines()
     assert len(example_lines) == 10
     assert example_lines[0] == renumber(SONG, "0")
@@ -192,40 +198,49 @@ def test_corpus_in_each_few_shot_draws_ten_documents(corpus, queries, datasets):
     assert render(big, VARIANTS["corpus_in_each_few_shot"], seed=5).prefix == prefix
 
 
-def test_no_cot_drops_reasoning_lines_only(hotpotqa):
-    _, prefix, _ = rendered_text(hotpotqa, "no_cot")
+def test_no_cot_drops_reasoning_lines_and_asks_for_the_ids_only(hotpotqa):
+    _, prefix, suffix = rendered_text(hotpotqa, "no_cot")
+    query = [
+        "Which documents can help answer the query? Print out the ID of each document. Then format the IDs "
+        "into a list.",
+        HOTPOTQA_QUERY[1],
+    ]
     assert prefix == lines(
         [HOTPOTQA_INSTRUCTION],
+        RETRIEVAL_FORMATTING,
         HOTPOTQA_CORPUS,
         [
             "====== Example 1 ======",
-            HOTPOTQA_QUERY,
+            *query,
             QUESTION_1,
             LEAD_IN,
             "Final Answer: ['2', '0']",
             "====== Example 2 ======",
-            HOTPOTQA_QUERY,
+            *query,
             QUESTION_2,
             LEAD_IN,
             "Final Answer: ['3']",
         ],
     )
+    assert suffix == lines(["====== Now let's start! ======", *query, TEST_QUESTION, LEAD_IN])
 
 
 @pytest.mark.parametrize(
     ("variant", "n_example_lines"),
     [
         ("few_shot_0", 0),
-        ("few_shot_1", 7),
-        ("few_shot_2", 13),
-        ("few_shot_3", 13),
-        ("few_shot_4", 13),
-        ("few_shot_5", 13),
+        ("few_shot_1", 8),
+        ("few_shot_2", 15),
+        ("few_shot_3", 15),
+        ("few_shot_4", 15),
+        ("few_shot_5", 15),
     ],
 )
 def test_few_shot_k_keeps_the_first_k_examples(hotpotqa, variant, n_example_lines):
     _, prefix, suffix = rendered_text(hotpotqa, variant)
-    assert prefix == lines([HOTPOTQA_INSTRUCTION], HOTPOTQA_CORPUS, HOTPOTQA_EXAMPLES[:n_example_lines])
+    assert prefix == lines(
+        [HOTPOTQA_INSTRUCTION], RETRIEVAL_FORMATTING, HOTPOTQA_CORPUS, HOTPOTQA_EXAMPLES[:n_example_lines]
+    )
     assert suffix == lines(HOTPOTQA_TEST)
 
 
@@ -256,17 +271,18 @@ def test_gold_position_renumbers_corpus_reasoning_and_gold(hotpotqa):
     rendered = render(hotpotqa, VARIANTS["gold_pos_test_p100"], seed=1)
     assert rendered.prefix == lines(
         [HOTPOTQA_INSTRUCTION],
+        RETRIEVAL_FORMATTING,
         [renumber(OKAZAKI, "0"), renumber(AWARD, "1"), renumber(LODGER, "2"), renumber(SONG, "3")],
         [
             "====== Example 1 ======",
-            HOTPOTQA_QUERY,
+            *HOTPOTQA_QUERY,
             QUESTION_1,
             LEAD_IN,
             "TITLE: Best Footballer in Asia 2016 | ID: 1",
             "TITLE: Shinji Okazaki | ID: 0",
             "Final Answer: ['1', '0']",
             "====== Example 2 ======",
-            HOTPOTQA_QUERY,
+            *HOTPOTQA_QUERY,
             QUESTION_2,
             LEAD_IN,
             "TITLE: The Lodger (2009 film) | ID: 2",
@@ -298,10 +314,17 @@ def test_icl_context_variants_keep_examples_of_that_context(by_dataset, variant,
     head, prefix, suffix = rendered_text(by_dataset["bbh_web"], variant)
     answers = {"Ann": "Yes", "Bob": "No", "Cid": "No"}
     assert prefix == lines(
-        [instructions.ICL_INSTRUCTION],
-        [x for name in examples for x in (f"Question: Does {name} tell the truth?", f"Output: ['{answers[name]}']")],
+        [
+            "Please answer the following questions and ensure you follow a consistent format. In "
+            "particular, ensure your final answer always looks like `Output: ['your_answer_here']`."
+        ],
+        [
+            x
+            for name in examples
+            for x in (f"Question: Does {name} tell the truth?", f"Output: ['{answers[name]}']", "")
+        ],
     )
-    assert (head, suffix) == ("", "Question: Does Dee tell the truth?\nOutput:")
+    assert (head, suffix) == ("", "Question: Does Dee tell the truth?\nOutput: \n\n")
 
 
 def test_which_variants_apply(by_dataset):
@@ -309,6 +332,7 @@ def test_which_variants_apply(by_dataset):
         name: sorted(d for d, c in by_dataset.items() if VARIANTS[name].applies_to(c))
         for name in (
             "default",
+            "paper_wording",
             "title_only",
             "no_cot",
             "gold_pos_test_p0",
@@ -318,6 +342,7 @@ def test_which_variants_apply(by_dataset):
     }
     assert applies == {
         "default": ["arguana", "bbh_web", "hotpotqa", "nq", "topiocqa"],
+        "paper_wording": ["arguana", "hotpotqa", "nq", "topiocqa"],
         "title_only": ["hotpotqa", "nq", "topiocqa"],
         "no_cot": ["arguana", "hotpotqa", "nq", "topiocqa"],
         "gold_pos_test_p0": ["arguana", "hotpotqa", "nq", "topiocqa"],
@@ -337,8 +362,9 @@ def test_context_variants_need_several_contexts(corpus, queries, datasets):
 
 def test_catalogue_names():
     names = list(VARIANTS)
-    assert names[:8] == [
+    assert names[:9] == [
         "default",
+        "paper_wording",
         "generic_instruction",
         "query_at_beginning",
         "alphanumeric_ids",
@@ -363,6 +389,6 @@ def test_resolve_names():
     assert [v.name for v in resolve(None)] == ["default"]
     assert [v.name for v in resolve("default, no_cot,no_cot")] == ["default", "no_cot"]
     assert [v.name for v in resolve(["few_shot_0", ""])] == ["few_shot_0"]
-    assert len(resolve(["all"])) == len(VARIANTS) == 37
+    assert len(resolve(["all"])) == len(VARIANTS) == 38
     with pytest.raises(ConfigurationError, match=r"unknown prompt variant\(s\) \['no_cott'\]"):
         resolve(["default", "no_cott"])

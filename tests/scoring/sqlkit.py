@@ -15,6 +15,7 @@ import duckdb
 import jinja2
 import pyarrow as pa
 
+from loft_warehouse.registry import MULTI_ANSWER_DATASETS
 from loft_warehouse.scoring.duckdb_functions import register
 
 MACRO_DIR = Path(__file__).resolve().parents[2] / "macros"
@@ -84,6 +85,7 @@ SHAPES: dict[str, dict[str, str]] = {
         "corpus_id": "varchar",
         "split": "varchar",
         "qid": "varchar",
+        "upstream_qid": "varchar",
         "turn": "bigint",
         "n_turns": "bigint",
         "query_text": "varchar",
@@ -103,7 +105,13 @@ SHAPES: dict[str, dict[str, str]] = {
         "title": "varchar",
         "text": "varchar",
     },
-    "stg_datasets": {"task": "varchar", "dataset": "varchar", "max_gold": "bigint"},
+    "stg_datasets": {
+        "task": "varchar",
+        "dataset": "varchar",
+        "source": "varchar",
+        "max_gold": "bigint",
+        "is_multi_answer": "boolean default false",
+    },
     "revised": {
         "question_set": "varchar",
         "question_number": "bigint",
@@ -158,6 +166,7 @@ SHAPES: dict[str, dict[str, str]] = {
         "raw_text": "varchar",
         "given_answers": "varchar[]",
         "given_answers_json": "varchar",
+        "gold_loft": "varchar",
         "id_space": "varchar",
         "import_file": "varchar",
         "import_line": "bigint",
@@ -171,6 +180,10 @@ SHAPES: dict[str, dict[str, str]] = {
         "value": "double",
     },
 }
+
+
+# Queries of imported LOFT answer files (int_imported_queries): the queries' columns and the flag.
+SHAPES["imported_queries"] = {**SHAPES["queries"], "is_multi_answer": "boolean"}
 
 
 def macros() -> Any:
@@ -211,6 +224,10 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", lim
     m = macros()
     steps = [
         (
+            "int_scored_queries",
+            m.scoring_scored_queries(queries="queries", datasets="stg_datasets", imported="imported_queries"),
+        ),
+        (
             "int_prediction_rows",
             m.scoring_prediction_rows(
                 responses="responses",
@@ -218,7 +235,7 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", lim
                 imports="imports",
                 stage_prompts="stage_prompts",
                 stage_answers="stage_answers",
-                queries="queries",
+                queries="int_scored_queries",
                 limit=limit,
             ),
         ),
@@ -231,7 +248,7 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", lim
             "scores",
             m.scoring_scores(
                 predictions="predictions",
-                queries="queries",
+                queries="int_scored_queries",
                 datasets="stg_datasets",
                 size=size,
                 prompts="prompts",
@@ -283,6 +300,7 @@ class Scenario:
                 corpus_id=dataset,
                 split=split,
                 qid=qid,
+                upstream_qid=qid,
                 turn=turn,
                 n_turns=n_turns,
                 gold=json.dumps(gold),
@@ -309,7 +327,8 @@ class Scenario:
         self._splits[prompt_id] = split
         if (task, dataset) not in self._doc_ids:
             self._doc_ids.add((task, dataset))
-            self._add("stg_datasets", dict(task=task, dataset=dataset, max_gold=max_gold))
+            multi = task == "rag" and dataset in MULTI_ANSWER_DATASETS
+            self._add("stg_datasets", dict(task=task, dataset=dataset, max_gold=max_gold, is_multi_answer=multi))
             if task == "retrieval":
                 for i in range(10):
                     self._add(

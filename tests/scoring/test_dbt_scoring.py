@@ -32,8 +32,6 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Pa
     preds = work / "preds.jsonl"
     preds.write_text("\n".join(lines) + "\n")
     imports = work / "imports"
-    command = "import-predictions {} --system upstream-file --size 128k --task retrieval --dataset arguana"
-    assert main([*command.format(preds).split(), "--imports-dir", str(imports)]) == 0
     database = work / "loft.duckdb"
     env = {"LOFT_SYSTEMS": "bm25", "LOFT_IMPORTS_DIR": str(imports), "LOFT_RESPONSE_STORE": str(work / "store.sqlite")}
     result = run_dbt(
@@ -42,6 +40,14 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Pa
         database,
         env,
     )
+    assert result.returncode == 0, result.stdout[-5000:]
+    # The import is checked against the built warehouse, then scored by rebuilding its models.
+    command = "import-predictions {} --system upstream-file --size 128k --task retrieval --dataset arguana"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOFT_DUCKDB_PATH", str(database))
+        assert main([*command.format(preds).split(), "--imports-dir", str(imports)]) == 0
+    selection = [f"loft_128k__int_imported_queries+,+loft_128k__{m}" for m in ("results_quality", "leaderboard")]
+    result = run_dbt(["build", "--select", *selection], database, env)
     assert result.returncode == 0, result.stdout[-5000:]
     return database
 

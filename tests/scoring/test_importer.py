@@ -1,29 +1,49 @@
-"""Importing upstream-format prediction files: validation, landing, and scoring them through the
-same SQL as the warehouse's own runs."""
+"""Importing upstream-format prediction files: LOFT's reading of a prediction file (each class
+of what its evaluator silently resolves), --strict-input, landing, the import-time checks, and
+scoring them through the same SQL as the warehouse's own runs."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import duckdb
 import polars as pl
 import pytest
 
 from loft_warehouse.cli import main
 from loft_warehouse.errors import BadInputError, ConfigurationError
-from loft_warehouse.scoring.importer import imported_frame, land, read_prediction_file
+from loft_warehouse.scoring.importer import imported_frame, land
+from loft_warehouse.scoring.upstream_files import SCORED_QUERY_SCHEMA, answer_file_queries
 from tests.scoring.sqlkit import Scenario, insert
 
-QUERIES = pl.DataFrame(
-    {
-        "task": ["retrieval"] * 4 + ["sql"] * 2,
-        "dataset": ["arguana"] * 4 + ["sparc"] * 2,
-        "corpus_id": ["arguana"] * 4 + ["db1"] * 2,
-        "split": ["test", "test", "test", "dev", "test", "test"],
-        "qid": ["t1", "t2", "t3", "d1", "c1", "c1"],
-        "turn": [0, 0, 0, 0, 0, 1],
-        "n_turns": [1, 1, 1, 1, 2, 2],
-    }
+
+def _queries(rows: list[tuple]) -> pl.DataFrame:
+    """Scored queries from (task, dataset, split, qid, turn, n_turns, gold)."""
+    frame = pl.DataFrame(
+        [
+            {"task": t, "dataset": d, "corpus_id": d, "split": s, "qid": q, "upstream_qid": q, "turn": turn,
+             "n_turns": n, "query_text": "q", "gold": json.dumps(g), "gold_pids": g if t == "retrieval" else [],
+             "query_rank": i, "is_multi_answer": False}
+            for i, (t, d, s, q, turn, n, g) in enumerate(rows)
+        ]
+    )  # fmt: skip
+    return frame.select([pl.col(c).cast(k) if c in frame.columns else pl.lit(None, k).alias(c)
+                         for c, k in SCORED_QUERY_SCHEMA.items()])  # fmt: skip
+
+
+QUERIES = _queries(
+    [
+        ("retrieval", "arguana", "test", "t1", 0, 1, ["doc1"]),
+        ("retrieval", "arguana", "test", "t2", 0, 1, ["doc2"]),
+        ("retrieval", "arguana", "test", "t3", 0, 1, ["doc3"]),
+        ("retrieval", "topiocqa", "test", "c1", 0, 2, ["a"]),
+        ("retrieval", "topiocqa", "test", "c1", 1, 2, ["b"]),
+        ("rag", "topiocqa_rag", "test", "c1", 0, 2, ["Paris"]),
+        ("rag", "topiocqa_rag", "test", "c1", 1, 2, ["France"]),
+        ("sql", "sparc", "test", "s1", 0, 2, [["x"]]),
+        ("sql", "sparc", "test", "s1", 1, 2, [["y"], ["z"]]),
+    ]
 )
 
 
@@ -32,54 +52,119 @@ def _write(path: Path, lines: list[object]) -> Path:
     return path
 
 
-def _land(tmp_path: Path, lines: list[object], **kwargs: str) -> Path:
-    options = {"system": "gemini-upstream", "size": "128k", "task": "retrieval", "dataset": "arguana", **kwargs}
-    return land(_write(tmp_path / "preds.jsonl", lines), directory=tmp_path / "imports", **options)
+def _scope(task: str, dataset: str) -> pl.DataFrame:
+    return QUERIES.filter((pl.col("task") == task) & (pl.col("dataset") == dataset))
+
+
+def _land(tmp_path: Path, lines: list[object], task: str = "retrieval", dataset: str = "arguana", **kwargs):
+    options = {"system": "gemini-upstream", "size": "128k", "task_type": task, "dataset": dataset, **kwargs}
+    path = _write(tmp_path / "preds.jsonl", lines)
+    scope = _scope(task.replace("multi_value_rag", "rag"), dataset)
+    return land(path, scope, directory=tmp_path / "imports", **options)
+
+
+def _landed(tmp_path: Path, lines: list[object], **kwargs) -> list[dict]:
+    target, _ = _land(tmp_path, lines, **kwargs)
+    return pl.read_parquet(target).sort("qid", "turn").to_dicts()
+
+
+def line(qid: str, outputs: list, n: int | None = None) -> dict:
+    return {"qid": qid, "num_turns": len(outputs) if n is None else n, "model_outputs": outputs}
 
 
 @pytest.mark.parametrize(
-    ("line", "message"),
+    ("bad", "message"),
     [
         ("{not json", "preds.jsonl:2: malformed JSON"),
         ({"qid": "t2", "num_turns": 1}, "preds.jsonl:2: missing field(s) model_outputs"),
-        ({"qid": "t2", "num_turns": 2, "model_outputs": [["a"]]}, "list of num_turns=2"),
-        ({"qid": "t2", "num_turns": 0, "model_outputs": []}, "positive integer"),
-        ({"qid": "t1", "num_turns": 1, "model_outputs": [["a"]]}, "qid 't1' already given on line 1"),
-        ({"qid": "t2", "num_turns": 1, "model_outputs": [None]}, "turn 0 of qid 't2' is neither"),
+        ({"qid": "t2", "num_turns": 2, "model_outputs": [["a"]]}, "preds.jsonl:2: qid 't2': num_turns 2 but 1 output"),
+        ({"qid": "t2", "num_turns": 0, "model_outputs": [["a"]]}, "positive integer"),
+        ({"qid": "t2", "num_turns": 1, "model_outputs": []}, "non-empty list"),
+        ({"qid": "t2", "num_turns": 1, "model_outputs": [None]}, "qid 't2': turn 0 is neither"),
     ],
 )
-def test_malformed_lines_name_file_and_line(tmp_path: Path, line: object, message: str) -> None:
-    path = _write(tmp_path / "preds.jsonl", [{"qid": "t1", "num_turns": 1, "model_outputs": [["a"]]}, line])
+def test_malformed_lines_name_file_and_line(tmp_path: Path, bad: object, message: str) -> None:
     with pytest.raises(BadInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        read_prediction_file(path, system="s", task="retrieval", dataset="arguana", split="test", variant="default")
+        _land(tmp_path, [line("t1", [["a"]]), bad])
 
 
 def test_empty_file_and_bad_names_are_rejected(tmp_path: Path) -> None:
-    with pytest.raises(BadInputError, match="no predictions"):
+    with pytest.raises(BadInputError, match="no prediction in the file answers"):
         _land(tmp_path, [])
     with pytest.raises(ConfigurationError, match="system"):
-        _land(tmp_path, [{"qid": "t1", "num_turns": 1, "model_outputs": [["a"]]}], system="../evil")
+        _land(tmp_path, [line("t1", [["a"]])], system="../evil")
     with pytest.raises(ConfigurationError, match="size"):
-        _land(tmp_path, [{"qid": "t1", "num_turns": 1, "model_outputs": [["a"]]}], size="64k")
+        _land(tmp_path, [line("t1", [["a"]])], size="64k")
 
 
-def test_landing_keeps_answers_and_replaces_on_reimport(tmp_path: Path) -> None:
-    target = _land(tmp_path, [{"qid": "t1", "num_turns": 1, "model_outputs": [["doc1", 7]]}])
+def test_duplicated_qid_last_line_wins_and_is_counted(tmp_path: Path) -> None:
+    target, summary = _land(tmp_path, [line("t1", [["first"]]), line("t2", [["x"]]), line("t1", [["last"]])])
+    rows = {row["qid"]: row for row in pl.read_parquet(target).to_dicts()}
+    assert (rows["t1"]["given_answers"], rows["t1"]["import_line"]) == (["last"], 3)
+    assert (summary.duplicates, summary.lines, summary.unanswered) == (1, 3, 1)
+    assert "1 duplicate qid line(s) (the last wins)" in summary.line(Path("preds.jsonl"))
+
+
+def test_stray_qids_are_ignored_and_counted(tmp_path: Path) -> None:
+    target, summary = _land(tmp_path, [line("t1", [["a"]]), line("nope", [["b"]])])
+    assert pl.read_parquet(target)["qid"].to_list() == ["t1"]
+    assert summary.stray == 1
+
+
+def test_outputs_beyond_num_turns_are_ignored_and_counted(tmp_path: Path) -> None:
+    rows, = [_landed(tmp_path, [line("t1", [["a"], ["b"]], n=1)])]
+    assert [(r["turn"], r["given_answers"]) for r in rows] == [(0, ["a"])]
+
+
+def test_a_string_turn_is_its_characters(tmp_path: Path) -> None:
+    rows = _landed(tmp_path, [line("t1", ["doc1"])])
+    assert (rows[0]["given_answers"], rows[0]["id_space"], rows[0]["raw_text"]) == (["d", "o", "c", "1"], "pid", None)
+
+
+def test_raw_generations_are_parsed_as_responses(tmp_path: Path) -> None:
+    rows = _landed(tmp_path, [line("t1", ["Final Answer: ['3']"])], raw_generations=True)
+    row = rows[0]
+    assert (row["raw_text"], row["given_answers"], row["id_space"]) == ("Final Answer: ['3']", None, "shown")
+
+
+def test_fewer_turns_score_those_turns_and_one_turn_reads_every_turns_gold(tmp_path: Path) -> None:
+    rows = _landed(tmp_path, [line("c1", [["b", "a"]])], dataset="topiocqa")
+    assert [(r["turn"], r["n_turns"], r["gold_loft"]) for r in rows] == [(0, 2, '["a", "b"]')]
+    rows = _landed(tmp_path, [line("s1", [[["x"]]])], task="sql", dataset="sparc")
+    assert json.loads(rows[0]["gold_loft"]) == [[["x"]], [["y"], ["z"]]]
+
+
+def test_lines_loft_fails_on_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(BadInputError, match="qid 'c1': num_turns 1 on a multi-turn RAG query"):
+        _land(tmp_path, [line("c1", [["Paris"]])], task="rag", dataset="topiocqa_rag")
+    with pytest.raises(BadInputError, match="qid 't1': num_turns 2 but the query has 1 turn"):
+        _land(tmp_path, [line("t1", [["a"], ["b"]])])
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ([line("t1", [["a"]]), line("t1", [["b"]])], "qid 't1': already given on line 1"),
+        ([line("nope", [["a"]])], "qid 'nope': not a query of this dataset and split"),
+        ([line("t1", [["a"], ["b"]], n=1)], "qid 't1': num_turns 1, 2 output"),
+    ],
+)
+def test_strict_input_refuses_what_loft_resolves(tmp_path: Path, lines: list, message: str) -> None:
+    with pytest.raises(BadInputError, match=message):
+        _land(tmp_path, lines, strict_input=True)
+
+
+def test_landing_keeps_types_and_replaces_on_reimport(tmp_path: Path) -> None:
+    target, _ = _land(tmp_path, [line("t1", [["doc1", 7]])])
     assert target == tmp_path / "imports" / "128k" / "gemini-upstream__retrieval__arguana__test__default.parquet"
     row = pl.read_parquet(target).row(0, named=True)
     assert (row["given_answers"], row["given_answers_json"], row["id_space"]) == (["doc1", "7"], '["doc1", 7]', "pid")
-    _land(tmp_path, [{"qid": 5, "num_turns": 1, "model_outputs": ["Final Answer: ['3']"]}])
-    row = pl.read_parquet(target).row(0, named=True)
-    assert (row["qid"], row["raw_text"], row["given_answers"], row["id_space"]) == (
-        "5",
-        "Final Answer: ['3']",
-        None,
-        "shown",
-    )
+    _land(tmp_path, [line("t2", [["doc2"]])])
+    assert pl.read_parquet(target)["qid"].to_list() == ["t2"]
 
 
 def test_imported_frame_adds_unanswered_queries(tmp_path: Path) -> None:
-    _land(tmp_path, [{"qid": "t1", "num_turns": 1, "model_outputs": [["doc1"]]}])
+    _land(tmp_path, [line("t1", [["doc1"]])])
     frame = imported_frame(tmp_path / "imports", "128k", QUERIES).sort("qid")
     assert frame.select("qid", "status", "import_line", "prompt_id").rows() == [
         ("t1", "ok", 1, "retrieval/arguana/arguana/default/t1/0"),
@@ -89,20 +174,10 @@ def test_imported_frame_adds_unanswered_queries(tmp_path: Path) -> None:
     assert imported_frame(tmp_path / "nothing", "128k", QUERIES).height == 0
 
 
-def test_unknown_qid_or_turn_count_stops_the_build(tmp_path: Path) -> None:
-    _land(
-        tmp_path,
-        [
-            {"qid": "t1", "num_turns": 1, "model_outputs": [["a"]]},
-            {"qid": "d1", "num_turns": 1, "model_outputs": [["a"]]},
-        ],
-    )
-    with pytest.raises(BadInputError, match=r"preds.jsonl:2: qid 'd1' \(turn 0\) is not a test query"):
-        imported_frame(tmp_path / "imports", "128k", QUERIES)
-    _land(tmp_path, [{"qid": "c1", "num_turns": 1, "model_outputs": [[["x"]]]}], task="sql", dataset="sparc")
-    (tmp_path / "imports" / "128k" / "gemini-upstream__retrieval__arguana__test__default.parquet").unlink()
-    with pytest.raises(BadInputError, match="preds.jsonl:1: qid 'c1' has 1 turn"):
-        imported_frame(tmp_path / "imports", "128k", QUERIES)
+def test_a_qid_gone_from_the_warehouse_stops_the_build(tmp_path: Path) -> None:
+    _land(tmp_path, [line("t1", [["a"]]), line("t2", [["a"]])])
+    with pytest.raises(BadInputError, match=r"preds.jsonl:2: qid 't2' \(turn 0\) is not a test query"):
+        imported_frame(tmp_path / "imports", "128k", QUERIES.filter(pl.col("qid") != "t2"))
 
 
 def test_imported_predictions_are_scored_like_runs(tmp_path: Path) -> None:
@@ -110,13 +185,15 @@ def test_imported_predictions_are_scored_like_runs(tmp_path: Path) -> None:
     for qid, gold in [("t1", ["p1"]), ("t2", ["p2"]), ("t3", ["p3"]), ("t4", ["p4"])]:
         s.query("retrieval", "nq", qid, gold, max_gold=1)
     s.build()
+    queries = s.con.sql("select * from int_scored_queries").pl()
     lines = [
-        {"qid": "t1", "num_turns": 1, "model_outputs": [[" p1 ", "p9"]]},  # upstream strips pids
-        {"qid": "t2", "num_turns": 1, "model_outputs": [["nope", "p2"]]},  # unknown pid: a miss, not a drop
-        {"qid": "t3", "num_turns": 1, "model_outputs": ["Reasoning.\nFinal Answer: ['3']"]},  # raw: shown IDs
+        line("t1", [["\u00a0p1\t", "p9"]]),  # upstream strips pids (str.strip: any whitespace)
+        line("t2", [["nope", "p2"]]),  # unknown pid: a miss, not a drop
+        line("t3", ["Reasoning.\nFinal Answer: ['3']"]),  # raw generation: shown IDs
     ]
-    _land(tmp_path, lines, dataset="nq")
-    queries = s.con.sql("select * from queries").pl()
+    path, scope = _write(tmp_path / "preds.jsonl", lines), queries.filter(pl.col("dataset") == "nq")
+    land(path, scope, system="gemini-upstream", size="128k", task_type="retrieval", dataset="nq",
+         directory=tmp_path / "imports", raw_generations=True)  # fmt: skip
     insert(s.con, "imports", imported_frame(tmp_path / "imports", "128k", queries).to_dicts())
     s.build()
     recall = dict(
@@ -135,10 +212,60 @@ def test_imported_predictions_are_scored_like_runs(tmp_path: Path) -> None:
     assert metric == (4, 1, 0.5)
 
 
-def test_cli_lands_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _write(tmp_path / "preds.jsonl", [{"qid": "t1", "num_turns": 1, "model_outputs": [["doc1"]]}])
-    command = "import-predictions {} --system other --size 32k --task retrieval --dataset arguana --split dev"
-    code = main([*command.format(path).split(), "--imports-dir", str(tmp_path / "imp")])
+def _answers(tmp_path: Path) -> Path:
+    return _write(tmp_path / "queries.jsonl", [
+        {"qid": "q1", "query_text": "x", "answers": [["d1", 1]], "metadata": {}},
+        {"qid": "q2", "query_text": "y", "answers": [["d2", 1]], "metadata": {}},
+    ])  # fmt: skip
+
+
+def test_cli_lands_an_answer_file_and_its_predictions(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("LOFT_DUCKDB_PATH", str(tmp_path / "none.duckdb"))
+    preds = _write(tmp_path / "preds.jsonl", [line("q1", [["d1"]]), line("q1", [["d2"]]), line("zz", [["d1"]])])
+    command = f"import-predictions {preds} --system other --size 32k --task retrieval --dataset mine --split dev"
+    code = main([*command.split(), "--queries", str(_answers(tmp_path)), "--imports-dir", str(tmp_path / "imp")])
     assert code == 0
-    assert (tmp_path / "imp" / "32k" / "other__retrieval__arguana__dev__default.parquet").is_file()
-    assert "dbt build --select loft_32k__int_imported_predictions+" in capsys.readouterr().out
+    assert (tmp_path / "imp" / "32k" / "other__retrieval__mine__dev__default.parquet").is_file()
+    assert (tmp_path / "imp" / "32k" / "queries" / "retrieval__mine__dev.parquet").is_file()
+    out = capsys.readouterr().out
+    assert "preds.jsonl: 3 lines; 1 duplicate qid line(s) (the last wins), 1 stray qid line(s) (ignored)" in out
+    assert "1 unanswered quer(ies) (scored 0)" in out
+    assert "dbt build --select loft_32k__int_imported_queries+" in out
+
+
+def test_cli_checks_the_dataset_at_import_time(tmp_path: Path, capsys, monkeypatch) -> None:
+    database = tmp_path / "loft.duckdb"
+    monkeypatch.setenv("LOFT_DUCKDB_PATH", str(database))
+    preds = _write(tmp_path / "preds.jsonl", [line("q1", [["d1"]])])
+    command = f"import-predictions {preds} --system other --size 128k --task retrieval --dataset arguana"
+    assert main([*command.split(), "--imports-dir", str(tmp_path / "imp")]) == 2
+    assert "not found" in capsys.readouterr().err
+    with duckdb.connect(str(database)) as con:
+        con.execute("create schema loft_128k")
+        con.execute("create table loft_128k.queries as select 'retrieval' as task, 'arguana' as dataset")
+        columns = ", ".join(f"null::{'varchar' if k == pl.String else 'bigint'} as {c}"
+                            for c, k in SCORED_QUERY_SCHEMA.items() if c not in ("task", "dataset"))  # fmt: skip
+        con.execute(f"create table loft_128k.int_scored_queries as select 'retrieval' as task, 'arguana' as dataset, "
+                    f"{columns} limit 0")  # fmt: skip
+    assert main([*command.split(), "--imports-dir", str(tmp_path / "imp")]) == 2
+    assert "retrieval/arguana is not in" in capsys.readouterr().err
+    clash = [*command.split(), "--queries", str(_answers(tmp_path)), "--imports-dir", str(tmp_path / "imp")]
+    assert main(clash) == 2
+    assert "retrieval/arguana is built in loft_128k from data" in capsys.readouterr().err
+
+
+def test_answer_file_queries_read_loft_layouts(tmp_path: Path) -> None:
+    frame = answer_file_queries(_answers(tmp_path), "retrieval", "mine", "test")
+    assert frame.select("qid", "upstream_qid", "gold_pids", "is_multi_answer").rows() == [
+        ("q1", "q1", ["d1"], False),
+        ("q2", "q2", ["d2"], False),
+    ]
+    bbh = tmp_path / "queries.json"
+    bbh.write_text(json.dumps([{"input": "a", "target": "not plausible"}, {"input": "b", "target": "(A)"}]))
+    frame = answer_file_queries(bbh, "icl", "bbh", "test")
+    assert frame.select("qid", "upstream_qid", "gold").rows() == [
+        ("test-0", "0", '["not", "plausible"]'),
+        ("test-1", "1", '["(A)"]'),
+    ]
+    with pytest.raises(BadInputError, match="only --task icl reads it"):
+        answer_file_queries(bbh, "rag", "bbh", "test")

@@ -6,9 +6,11 @@ of what is checked. Retrieval shows IDs "0".."9" for pids "p0".."p9".
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
-from tests.scoring.sqlkit import Scenario
+from tests.scoring.sqlkit import Scenario, connect, macros
 
 
 @pytest.fixture(scope="module")
@@ -84,14 +86,21 @@ def test_unanswered_rows_score_zero_and_are_kept(retrieval: Scenario) -> None:
     assert empty == (True, 0.0)
 
 
-def test_every_retrieval_turn_has_sixteen_scores_and_one_primary(retrieval: Scenario) -> None:
+def test_capped_recall_at_1_divides_by_one_when_there_are_several_gold(retrieval: Scenario) -> None:
+    dup = retrieval.scores("dup")
+    assert (dup["recall@1_loft"], dup["capped_recall@1_loft"], dup["capped_recall@1_strict"]) == (0.5, 1.0, 1.0)
+    assert retrieval.scores("second")["capped_recall@1_loft"] == 0.0
+    assert retrieval.scores("first")["capped_recall@1_loft"] == 1.0
+
+
+def test_every_retrieval_turn_has_eighteen_scores_and_one_primary(retrieval: Scenario) -> None:
     counts = retrieval.con.execute(
         "select qid, count(*), count(*) filter (where is_primary), "
         "max(metric_name) filter (where is_primary) from scores group by qid"
     ).fetchall()
     assert len(counts) == 12
     for qid, n, n_primary, primary in counts:
-        assert (n, n_primary) == (16, 1), qid
+        assert (n, n_primary) == (18, 1), qid
         assert primary == ("mrecall@2_loft" if qid in {"dup", "both", "late"} else "recall@1_loft")
 
 
@@ -169,3 +178,12 @@ def test_primary_metrics(rag: Scenario) -> None:
         ("nq", "subspan_em_loft"),
         ("quest", "subspan_em_loft"),
     ]
+
+
+def test_ids_are_stripped_as_python_strips_them() -> None:
+    """LOFT compares IDs as str(x).strip(): every character str.isspace() holds for, on both ends."""
+    spaces = "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
+    con = connect()
+    strip = macros().scoring_python_strip("?")
+    for text in [f"{spaces}d1{spaces}", "\u00a0d2\u2003", "\u200bd3", " d 4 ", "d5\n"]:
+        assert con.execute(f"select {strip}", [text]).fetchone()[0] == text.strip(), repr(text)

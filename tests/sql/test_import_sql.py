@@ -15,8 +15,9 @@ import polars as pl
 import pytest
 
 from loft_warehouse.errors import BadInputError, ConfigurationError
-from loft_warehouse.scoring.importer import imported_frame
-from loft_warehouse.sql.import_sql import land_sql, read_sql_prediction_file, warehouse_queries
+from loft_warehouse.scoring.importer import imported_frame, warehouse_queries
+from loft_warehouse.scoring.upstream_files import SCORED_QUERY_SCHEMA
+from loft_warehouse.sql.import_sql import land_sql, read_sql_prediction_file
 from tests.scoring.sqlkit import Scenario, insert
 
 COUNT = [[6]]
@@ -85,22 +86,27 @@ def test_empty_file_and_unknown_dataset_are_refused(tmp_path: Path) -> None:
 
 def test_warehouse_queries_needs_a_built_queries_table(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="not found"):
-        warehouse_queries(tmp_path / "missing.duckdb", "128k", "spider", "test")
+        warehouse_queries(tmp_path / "missing.duckdb", "128k", "sql", "spider", "test")
     database = tmp_path / "loft.duckdb"
     with duckdb.connect(str(database)) as con:
         con.execute("create schema loft_128k")
-    with pytest.raises(ConfigurationError, match=r"build it first: dbt build --select \+loft_128k__queries"):
-        warehouse_queries(database, "128k", "spider", "test")
+    with pytest.raises(ConfigurationError, match=r"build it first: dbt build --select \+loft_128k__int_scored_queries"):
+        warehouse_queries(database, "128k", "sql", "spider", "test")
+    columns = ", ".join(SCORED_QUERY_SCHEMA)
     with duckdb.connect(str(database)) as con:
-        con.execute("create table loft_128k.queries as select * from (values "
-                    "('sql', 'spider', 'test', 's1', 0, 1, 'concert_singer'), "
-                    "('sql', 'sparc', 'test', 'c1', 0, 1, 'concert_singer')) "
-                    "as t(task, dataset, split, qid, turn, n_turns, db_id)")  # fmt: skip
-    assert warehouse_queries(database, "128k", "spider", "test").rows() == [
-        ("sql", "spider", "test", "s1", 1, "concert_singer")
+        con.execute(f"create table loft_128k.int_scored_queries as select {columns} from (values "
+                    "('sql', 'spider', 'concert_singer', 'test', 's1', 's1', 0, 1, 'q', '[[1]]', [], 'concert_singer', "
+                    "'SELECT 1', false, 0, false), "
+                    "('sql', 'sparc', 'concert_singer', 'test', 'c1', 'c1', 0, 1, 'q', '[[1]]', [], 'concert_singer', "
+                    "'SELECT 1', false, 0, false)) "
+                    f"as t({columns})")  # fmt: skip
+    assert warehouse_queries(database, "128k", "sql", "spider", "test").select("qid", "n_turns", "db_id").rows() == [
+        ("s1", 1, "concert_singer")
     ]
-    with pytest.raises(ConfigurationError, match="no dev queries of sql/spider at 128k"):
-        warehouse_queries(database, "128k", "spider", "dev")
+    with pytest.raises(ConfigurationError, match="no dev queries at 128k"):
+        warehouse_queries(database, "128k", "sql", "spider", "dev")
+    with pytest.raises(ConfigurationError, match=r"sql/bird is not in .* \(there: sql/sparc, sql/spider\)"):
+        warehouse_queries(database, "128k", "sql", "bird", "test")
 
 
 @pytest.fixture(scope="module")

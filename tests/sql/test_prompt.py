@@ -1,25 +1,21 @@
-import ast
-import io
+"""The Spider / SParC prompt is LOFT's (prompts/prompts_sql.py): its instruction and worked
+example, `Table: name` + CSV blocks, its query and follow-up formats; SParC's earlier turns carry
+answer placeholders. Byte-for-byte agreement with LOFT's own rendering is tested in
+tests/differential/test_prompt_fidelity.py."""
 
-import duckdb
-import pyarrow.csv as pacsv
 import pytest
 
 from loft_warehouse.prompts.multiturn import fill_model_answers
-from loft_warehouse.sql.prompt import (
-    EXAMPLE_TABLES,
-    INSTRUCTION,
-    sql_prefix,
-    sql_prompt,
-    tables_text,
-    turn_suffixes,
-)
+from loft_warehouse.sql.prompt import sql_prefix, sql_prompt, tables_text, turn_suffixes
 
 TABLES = [("singer", "singer_id,name\n1,Joe Sharp\n2,Timbaland"), ("concert", "concert_id,year\n1,2014")]
+INTRO = (
+    "Given a query, find from the following tables all the information relevant to the query. Then "
+    "answer the query. Then format the answer into a list of lists."
+)
 FIRST = (
     "====== Now let's start! ======\n"
-    "Read the tables below, find every row the query needs, answer it, and give the answer as a "
-    "list of lists.\n"
+    f"{INTRO}\n"
     "TABLES\n"
     "Table: singer\n"
     "singer_id,name\n"
@@ -31,8 +27,12 @@ FIRST = (
     "1,2014\n"
     "\n"
     "Query: How many singers are there?\n"
-    "Answer: Let's work through the tables step by step.\n"
+    "Answer: Here's a step-by-step approach using the provided tables:\n"
 )
+
+
+def follow_up(question: str) -> str:
+    return f"====== Now let's start! ======\n{INTRO}\n\nQuery: {question}\n\nAnswer:\n"
 
 
 def test_tables_are_table_lines_and_csv_separated_by_a_blank_line():
@@ -48,67 +48,29 @@ def test_spider_turn_suffix_exact_text():
 
 
 def test_sparc_turns_carry_earlier_turns_and_answer_placeholders():
-    suffixes = turn_suffixes(TABLES, ["How many singers are there?", "Which of them is Joe?", "His id?"])
+    suffixes = turn_suffixes(TABLES, ["How many singers are there?", "Which of them is Joe?", "His id?"], "sparc")
     assert suffixes[0] == FIRST
-    assert suffixes[1] == (
-        FIRST
-        + "<<MODEL_ANSWER turn=0>>\n"
-        + "Follow-up query: Which of them is Joe?\n"
-        + "Answer: Let's work through the tables step by step.\n"
-    )
-    assert suffixes[2] == (
-        suffixes[1]
-        + "<<MODEL_ANSWER turn=1>>\n"
-        + "Follow-up query: His id?\n"
-        + "Answer: Let's work through the tables step by step.\n"
-    )
+    assert suffixes[1] == FIRST + "<<MODEL_ANSWER turn=0>>\n" + follow_up("Which of them is Joe?")
+    assert suffixes[2] == suffixes[1] + "<<MODEL_ANSWER turn=1>>\n" + follow_up("His id?")
     filled = fill_model_answers(suffixes[2], [[[2]], [["Joe Sharp"]]])
-    assert "Final Answer: [[2]]\nFollow-up query: Which of them is Joe?" in filled
-    assert "Final Answer: [['Joe Sharp']]\nFollow-up query: His id?" in filled
+    assert "Final Answer: [[2]]\n====== Now let's start! ======" in filled
+    assert "Final Answer: [['Joe Sharp']]\n====== Now let's start! ======" in filled
 
 
-def test_prefix_is_instruction_then_worked_example():
+def test_prefix_is_lofts_instruction_then_worked_example():
     prefix = sql_prefix("spider")
-    assert prefix.startswith(INSTRUCTION + "\n====== Example 1 ======\n")
-    assert "Table: baker\nbaker_id,name,city,years_experience\n1,Ines Duarte,Porto,12\n" in prefix
-    assert prefix.endswith('Final Answer: [["Porto", 2], ["Krakow", 2], ["Lagos", 1]]\n')
-    assert "\nQuery: How many pastries cost less than 2.5?\n" in prefix
-    sparc = sql_prefix("sparc")
-    assert "\nFollow-up query: Count only the vegan ones.\n" in sparc
-    assert "Spider" not in prefix and "concert" not in prefix
-    with pytest.raises(ValueError, match="no SQL prompt"):
-        sql_prefix("bird")
+    assert prefix.startswith(
+        "You will be given a list of tables. You need to memorize all of the rows of each table. Then "
+        "you will be given a query, and your goal is to get the answer from the tables.",
+    )
+    assert "\n====== Example 1 ======\n" in prefix and "Table: Singer_in_Concert\n" in prefix
+    assert prefix.endswith(
+        'Final Answer: [["Stark\'s Park", 1], ["Somerset Park", 2], ["Glebe Park", 1], '
+        '["Recreation Park", 1], ["Balmoor", 1]]\n'
+    )
+    assert sql_prefix("sparc") == prefix  # LOFT maps sparc to spider's prompt
+    assert sql_prefix("bird") == prefix  # a SQL dataset LOFT does not name takes the family's
 
 
 def test_whole_prompt_is_prefix_then_suffix():
     assert sql_prompt("spider", TABLES, ["How many singers are there?"]) == sql_prefix("spider") + FIRST
-
-
-def final_answers(text):
-    return [ast.literal_eval(line.removeprefix("Final Answer: ")) for line in text.splitlines()
-            if line.startswith("Final Answer: ")]
-
-
-def example_database():
-    con = duckdb.connect()
-    for name, csv in EXAMPLE_TABLES:
-        con.register(f"{name}_csv", pacsv.read_csv(io.BytesIO(csv.encode())))
-        con.execute(f"CREATE TABLE {name} AS SELECT * FROM {name}_csv")
-    return con
-
-
-def test_worked_example_answers_are_right():
-    con = example_database()
-    cheap = con.execute("SELECT count(*) FROM pastry WHERE price < 2.5").fetchall()
-    by_city = con.execute(
-        "SELECT b.city, count(*) FROM pastry p JOIN baker b USING (baker_id) GROUP BY b.city"
-    ).fetchall()
-    vegan = con.execute(
-        "SELECT b.city, count(*) FROM pastry p JOIN baker b USING (baker_id) WHERE is_vegan = 1 GROUP BY b.city"
-    ).fetchall()
-    spider = final_answers(sql_prefix("spider"))
-    sparc = final_answers(sql_prefix("sparc"))
-    assert spider[0] == [list(r) for r in cheap]
-    assert sorted(map(tuple, spider[1])) == sorted(by_city)
-    assert sparc[0] == spider[1]
-    assert sorted(map(tuple, sparc[1])) == sorted(vegan)

@@ -25,7 +25,6 @@ from loft_warehouse.prompts.render import (
     TEST_SEPARATOR,
     Rendered,
     corpus_line,
-    reasoning_line,
 )
 from loft_warehouse.prompts.variants import Variant, arrange, shown_ids
 
@@ -52,26 +51,24 @@ def reader_prefix(collection: Collection, method: Method) -> str:
     wording = instructions.wording(collection.task, collection.dataset, collection.has_title)
     index = BM25Index([document_text(d.title, d.text) for d in collection.docs])
     parts = [wording.instruction + "\n"]
+    if wording.formatting is not None:
+        parts.append(wording.formatting + "\n")
     for n, example in enumerate(collection.few_shot, start=1):
         turn = example.turns[0]
         retrieved = [collection.docs[i] for i in index.top(turn.text, method.top_k)]
-        context, numbers = _context(retrieved, collection.has_title)
-        parts.append(EXAMPLE_SEPARATOR.format(n=n) + context)
-        parts.append(f"{wording.query_instruction}\nquery: {turn.text}\n{wording.lead_in}\n")
-        parts.extend(
-            reasoning_line(numbers[d.pid], d, collection.has_title) for d in retrieved if d.pid in turn.gold_pids
-        )
-        answers = [str(a) for a in (turn.gold or [])]
-        parts.append(final_answer(answers if wording.multi_answer else answers[:1]) + "\n")
+        context, numbers = _context(retrieved, wording.title_in_corpus)
+        parts.append(EXAMPLE_SEPARATOR.format(n=n) + context + wording.query_block(turn.text))
+        gold = [d for d in retrieved if d.pid in turn.gold_pids]
+        parts.extend(wording.reasoning_line(numbers[d.pid], d.title, d.text) for d in gold)
+        parts.append(final_answer(wording.example_answers(turn.gold)) + "\n")
     return "".join(parts)
 
 
 def reader_suffix(collection: Collection, query: Query, retrieved: Sequence[Doc]) -> str:
-    """The query's passages (rank order) and the query block, ending at the answer's lead-in."""
+    """The query's passages (rank order) and the query block, ending where the answer starts."""
     wording = instructions.wording(collection.task, collection.dataset, collection.has_title)
-    context, _ = _context(retrieved, collection.has_title)
-    turn = query.turns[0]
-    return TEST_SEPARATOR + context + f"{wording.query_instruction}\nquery: {turn.text}\n{wording.lead_in}\n"
+    context, _ = _context(retrieved, wording.title_in_corpus)
+    return TEST_SEPARATOR + context + wording.query_block(query.turns[0].text)
 
 
 def reader(upstream: Upstream) -> list[Call]:

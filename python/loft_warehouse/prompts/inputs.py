@@ -80,6 +80,7 @@ class Collection:
     few_shot: list[Query] = field(default_factory=list)
     evaluated: list[Query] = field(default_factory=list)
     contexts: tuple[str, ...] = ()
+    source: str = ""
 
 
 def _require(frame: pl.DataFrame, columns: tuple[str, ...], name: str) -> None:
@@ -192,4 +193,5 @@ def collections(
             few_shot=[q for q in parsed if q.split == "few_shot"],
             evaluated=evaluated,
             contexts=tuple(dataset_row.get("contexts") or ()),
+            source=dataset_row.get("source") or "",
         )

@@ -1,15 +1,17 @@
-"""Corpus-in-Context rendering for retrieval, RAG and many-shot ICL (paper §3, Fig. 3 and 11);
-SQL prompts come from the SQL track (loft_warehouse.sql.prompt) and are split here.
+"""Corpus-in-Context rendering for retrieval, RAG and many-shot ICL as LOFT's prompt code builds
+it (paper §3, Fig. 3 and 11); SQL prompts come from the SQL track (loft_warehouse.sql.prompt)
+and are split here.
 
 The prompt is a sequence of text chunks, each ending in exactly one newline, concatenated with
-nothing in between (loft-reference §3): the instruction, one line per corpus document, one block
-per few-shot example, then the query block. Everything up to the query is shared by all queries
-of a corpus and forms the prefix; each query turn adds only its suffix, which ends where the
-model continues (after the answer lead-in line, or after `Output:` for ICL).
+nothing in between (loft-reference §3): the instruction (and LOFT's answer-format block), one
+line per corpus document, one block per few-shot example turn, then the query block.
+Everything up to the query is shared by all queries of a corpus and forms the prefix; each
+query turn adds only its suffix, which ends where the model continues.
 
 Few-shot reasoning is one `TITLE: t | ID: i` line per gold document (CONTENT for titleless
-datasets), as in Fig. 11; RAG examples with a hand-written chain in reasoning.yaml add its
-`reasoning:` lines (App. D.2, G). Final answers are Python-literal lists of strings.
+datasets), as in Fig. 11; with the paper's wording, RAG examples with a hand-written chain in
+reasoning.yaml add its `reasoning:` lines (App. D.2, G). Final answers are Python-literal lists.
+The wording (instructions.Wording) is LOFT's by default, the paper's for paper_wording.
 """
 
 from __future__ import annotations
@@ -83,10 +85,13 @@ class _Layout:
     """What the corpus lines and few-shot answers look like in one variant."""
 
     wording: instructions.Wording
-    has_title: bool
     content: bool
     id_echo: bool
     cot: bool
+
+    @property
+    def has_title(self) -> bool:
+        return self.wording.title_in_corpus
 
 
 def corpus_line(shown: str, doc: Doc, has_title: bool, content: bool = True, id_echo: bool = True) -> str:
@@ -94,23 +99,12 @@ def corpus_line(shown: str, doc: Doc, has_title: bool, content: bool = True, id_
     empty title as `None`; title_only drops CONTENT and no_id_echo drops END ID."""
     fields = [f"ID: {shown}"]
     if has_title:
-        fields.append(f"TITLE: {doc.title or 'None'}")
+        fields.append(f"TITLE: {doc.title or instructions.DEFAULT_TITLE}")
     if content:
         fields.append(f"CONTENT: {doc.text}")
     if id_echo:
         fields.append(f"END ID: {shown}")
     return " | ".join(fields) + "\n"
-
-
-def reasoning_line(shown: str, doc: Doc, has_title: bool) -> str:
-    """The few-shot chain of thought for one gold document: its title (or content) and ID."""
-    quoted = f"TITLE: {doc.title or 'None'}" if has_title else f"CONTENT: {doc.text}"
-    return f"{quoted} | ID: {shown}\n"
-
-
-def _query_block(wording: instructions.Wording, text: str, lead_in: bool = True) -> str:
-    block = f"{wording.query_instruction}\nquery: {text}\n"
-    return block + f"{wording.lead_in}\n" if lead_in else block
 
 
 def _gold_docs(
@@ -136,8 +130,12 @@ def _gold_docs(
 def _answer_values(collection: Collection, layout: _Layout, turn: Turn, gold: list[tuple[str, Doc]]) -> list[str]:
     if collection.task == "retrieval":
         return [shown for shown, _ in gold]
-    answers = [str(a) for a in (turn.gold or [])]
-    return answers if layout.wording.multi_answer else answers[:1]
+    return layout.wording.example_answers(turn.gold)
+
+
+def _example_id(n: int, turn_no: int, n_turns: int) -> str:
+    """LOFT numbers a multi-turn example's turns `n-1`, `n-2`, ..."""
+    return f"{n}-{turn_no + 1}" if n_turns > 1 else str(n)
 
 
 def _example(
@@ -150,14 +148,17 @@ def _example(
     own_corpus: str = "",
 ) -> str:
     """One few-shot example: its own corpus lines (corpus_in_each_few_shot), then per turn the
-    query block, the reasoning lines and the answer."""
-    parts = [EXAMPLE_SEPARATOR.format(n=n), own_corpus]
+    example separator and query block, the reasoning lines and the answer."""
+    parts = []
     for turn_no, turn in enumerate(query.turns):
         gold = _gold_docs(collection, query, turn_no, turn, shown_of, by_pid)
-        parts.append(_query_block(layout.wording, turn.text))
+        parts.append(EXAMPLE_SEPARATOR.format(n=_example_id(n, turn_no, len(query.turns))))
+        if turn_no == 0:
+            parts.append(own_corpus)
+        parts.append(layout.wording.query_block(turn.text, layout.cot))
         if layout.cot:
-            parts.extend(reasoning_line(shown, doc, layout.has_title) for shown, doc in gold)
-            if collection.task == "rag" and len(query.turns) == 1:
+            parts.extend(layout.wording.reasoning_line(shown, doc.title, doc.text) for shown, doc in gold)
+            if layout.wording.chains and collection.task == "rag" and len(query.turns) == 1:
                 parts.extend(reasoning.chain(collection.task, collection.dataset, query.qid, shown_of))
         parts.append(final_answer(_answer_values(collection, layout, turn, gold)) + "\n")
     return "".join(parts)
@@ -189,15 +190,20 @@ def _turn_rows(
 
     line_start gives, per pid, the prefix offset of its corpus line and its position."""
     rows = []
+    wording = layout.wording
     for t, turn in enumerate(query.turns):
         gold = _gold_docs(collection, query, t, turn, shown_of, by_pid)
-        earlier = "".join(_query_block(layout.wording, query.turns[s].text) + placeholder(s) + "\n" for s in range(t))
+        earlier = "".join(
+            TEST_SEPARATOR + wording.query_block(query.turns[s].text, layout.cot) + placeholder(s) + "\n"
+            for s in range(t)
+        )
         if variant.query_at_beginning:
-            head = earlier + _query_block(layout.wording, turn.text, lead_in=False) + CONTEXT_SEPARATOR
-            suffix = ANSWER_SEPARATOR + f"{layout.wording.lead_in}\n"
+            question, lead_in = wording.split_query_block(turn.text)
+            head = earlier + question + CONTEXT_SEPARATOR
+            suffix = ANSWER_SEPARATOR + lead_in
         else:
             head = ""
-            suffix = TEST_SEPARATOR + earlier + _query_block(layout.wording, turn.text)
+            suffix = earlier + TEST_SEPARATOR + wording.query_block(turn.text, layout.cot)
         positions = tuple(line_start[doc.pid][1] for _, doc in gold)
         first = min(gold, key=lambda pair: line_start[pair[1].pid][1], default=None)
         rows.append(
@@ -219,14 +225,16 @@ def _turn_rows(
 
 def render_documents(collection: Collection, variant: Variant, seed: int) -> Rendered:
     """Retrieval and RAG: instruction, corpus, few-shot examples; the query comes last."""
-    wording = instructions.wording(collection.task, collection.dataset, collection.has_title)
-    layout = _Layout(wording, collection.has_title, variant.content, variant.id_echo, variant.cot)
+    wording = instructions.wording(collection.task, collection.dataset, collection.has_title, variant.wording)
+    layout = _Layout(wording, variant.content, variant.id_echo, variant.cot)
     docs = arrange(collection, variant)
     ids = shown_ids(collection, variant, len(docs), seed)
     shown_of = {doc.pid: shown for shown, doc in zip(ids, docs, strict=True)}
     by_pid = {doc.pid: doc for doc in docs}
     few_shot = collection.few_shot[: variant.n_few_shot] if variant.n_few_shot is not None else collection.few_shot
-    instruction = instructions.GENERIC_INSTRUCTION if variant.generic_instruction else wording.instruction
+    instruction = (instructions.GENERIC_INSTRUCTION if variant.generic_instruction else wording.instruction) + "\n"
+    if wording.formatting is not None:
+        instruction += wording.formatting + "\n"
     lines = [
         corpus_line(shown, doc, layout.has_title, layout.content, layout.id_echo)
         for shown, doc in zip(ids, docs, strict=True)
@@ -242,13 +250,13 @@ def render_documents(collection: Collection, variant: Variant, seed: int) -> Ren
             )
             mini_shown = {d.pid: s for s, d in zip(mini_ids, mini, strict=True)}
             examples.append(_example(collection, layout, n, query, mini_shown, {d.pid: d for d in mini}, own_corpus))
-        before_corpus = instruction + "\n" + "".join(examples)
+        before_corpus = instruction + "".join(examples)
         after_corpus = ""
     else:
         examples = [
             _example(collection, layout, n, query, shown_of, by_pid) for n, query in enumerate(few_shot, start=1)
         ]
-        before_corpus, after_corpus = instruction + "\n", "".join(examples)
+        before_corpus, after_corpus = instruction, "".join(examples)
     prefix = before_corpus + "".join(lines) + after_corpus
     line_start: dict[str, tuple[int, int]] = {}
     offset = len(before_corpus)
@@ -267,48 +275,70 @@ def render_documents(collection: Collection, variant: Variant, seed: int) -> Ren
     )
 
 
+# ICL sources LOFT's many-shot prompt does not cover: the warehouse's LIB-dialogue framing
+# (sources.dialogre) keeps its own instruction and example layout.
+OWN_ICL_SOURCES = frozenset({"dialogre"})
+
+
 def icl_example(doc: Doc) -> str:
-    """A many-shot example: its input, then `Output:` and the target's words as a Python list
-    (`Output: ['(A)']`), the form upstream shows and its parser reads back."""
-    return f"{doc.text}\nOutput: {(doc.answer or '').split(' ')!r}\n"
+    """A many-shot example as LOFT renders BBH (`{input}\\nOutput: {target.split(" ")}`, then a
+    blank line): the target's words as a Python list (`Output: ['(A)']`), the form its parser
+    reads back."""
+    bbh = instructions.loft_prompts()["icl"]["corpus_format"]["bbh"]
+    return bbh.format(input=doc.text, target=(doc.answer or "").split(" ")) + "\n"
 
 
 def render_icl(collection: Collection, variant: Variant) -> Rendered:
-    """Many-shot ICL: the answer-format line, the examples, then the test input and `Output:`."""
+    """Many-shot ICL: LOFT's BBH instruction, the examples, then the test input and `Output: `
+    with an empty target, as LOFT's prompt ends; LIB-dialogue: the warehouse's instruction and
+    examples without blank lines, the query ending at `Output:`."""
     docs = arrange(collection, variant)
-    prefix = instructions.ICL_INSTRUCTION + "\n" + "".join(icl_example(d) for d in docs)
+    own = collection.source in OWN_ICL_SOURCES
+    if own:
+        examples = "".join(f"{d.text}\nOutput: {(d.answer or '').split(' ')!r}\n" for d in docs)
+        prefix = instructions.ICL_INSTRUCTION + "\n" + examples
+    else:
+        prefix = instructions.loft_prompts()["icl"]["corpus_instruction"]["bbh"] + "\n"
+        prefix += "".join(icl_example(d) for d in docs)
+    bbh = instructions.loft_prompts()["icl"]["corpus_format"]["bbh"]
     rows = []
     for query in collection.evaluated:
         if len(query.turns) != 1:
             raise BadInputError(f"queries icl/{collection.dataset}", f"qid={query.qid}", "ICL queries have one turn")
         turn = query.turns[0]
-        rows.append(PromptRow(query.qid, query.split, 0, 1, "", f"{turn.text}\nOutput:", turn.gold_json, ()))
+        suffix = f"{turn.text}\nOutput:" if own else bbh.format(input=turn.text, target="") + "\n"
+        rows.append(PromptRow(query.qid, query.split, 0, 1, "", suffix, turn.gold_json, ()))
     return Rendered(prefix=prefix, shown=(), rows=tuple(rows))
+
+
+def _sql_tables(collection: Collection, query: Query) -> list[tuple[str, str]]:
+    """The tables a SQL query shows: its candidate tables (gold_pids) in their order, as LOFT
+    takes metadata.candidate_pids; every table of the database when it names none."""
+    by_pid = {doc.pid: doc for doc in collection.docs}
+    pids = [pid for pid in query.turns[0].gold_pids if pid in by_pid] or list(by_pid)
+    return [(by_pid[pid].title or "", by_pid[pid].text) for pid in pids]
 
 
 def render_sql(collection: Collection) -> Rendered:
     """Spider / SParC: the SQL track's prompt (loft_warehouse.sql.prompt), one prefix per
-    database. Its query block starts with the database's tables, which every query of the
-    database shares: that part (what does not depend on the question) joins the prefix, so
-    prefix + suffix is exactly sql_prompt(...) while each database is stored once."""
+    database. Its query block starts with the database's tables, which the queries of a
+    database share: that part (what does not depend on the question) joins the prefix, so
+    prefix + suffix is exactly sql_prompt(...) while each database is stored once. A query
+    whose tables differ (other candidate tables or order) carries its own prefix."""
     # Imported here: loft_warehouse.sql.prompt itself imports this package's multiturn module.
     from loft_warehouse.sql import prompt as sql_prompt
 
-    tables = [(doc.title or "", doc.text) for doc in collection.docs]
-    probe = sql_prompt.turn_suffixes(tables, [QUESTION_MARK])[0]
-    before_question = probe[: probe.index(QUESTION_MARK)]
+    instruction = sql_prompt.sql_prefix(collection.dataset)
+    shared = _sql_tables(collection, collection.evaluated[0]) if collection.evaluated else []
+    probe = sql_prompt.turn_suffixes(shared, [QUESTION_MARK], collection.dataset)[0] if shared else ""
+    before_question = probe[: probe.find(QUESTION_MARK)]
     database_block = before_question[: before_question.rfind("\n") + 1]
-    prefix = sql_prompt.sql_prefix(collection.dataset) + database_block
     rows = []
     for query in collection.evaluated:
-        suffixes = sql_prompt.turn_suffixes(tables, [turn.text for turn in query.turns])
+        tables = _sql_tables(collection, query)
+        suffixes = sql_prompt.turn_suffixes(tables, [turn.text for turn in query.turns], collection.dataset)
+        own = tables != shared
         for t, (turn, suffix) in enumerate(zip(query.turns, suffixes, strict=True)):
-            if not suffix.startswith(database_block):
-                raise BadInputError(
-                    f"queries sql/{collection.dataset}/{collection.corpus_id}",
-                    f"qid={query.qid} turn={t}",
-                    "the SQL prompt of this query does not start with its database's tables",
-                )
             rows.append(
                 PromptRow(
                     query.qid,
@@ -316,12 +346,13 @@ def render_sql(collection: Collection) -> Rendered:
                     t,
                     len(query.turns),
                     "",
-                    suffix[len(database_block) :],
+                    suffix if own else suffix[len(database_block) :],
                     turn.gold_json,
                     (),
+                    prefix=instruction if own else None,
                 )
             )
-    return Rendered(prefix=prefix, shown=(), rows=tuple(rows))
+    return Rendered(prefix=instruction + database_block, shown=(), rows=tuple(rows))
 
 
 def render(collection: Collection, variant: Variant, seed: int) -> Rendered:

@@ -4,7 +4,10 @@ per many-shot context length.
 
 Names (the `variant` column; pick them with dbt `--vars '{prompt_variants: [default, no_cot]}'`):
 
-- default: the paper's best prompt (Fig. 11 layout).
+- default: LOFT's own prompt (its prompt code's few_shot_with_cot / many_shot prompts, the
+  paper's Fig. 11 layout), byte for byte (instructions.loft_wording, loft_prompts.json).
+- paper_wording: the same layout with the paper's wording (Table 6 instructions, Figs. 11 and
+  13 query text; instructions.paper_wording); retrieval and RAG.
 - generic_instruction: the task-agnostic instruction of Fig. 12.
 - query_at_beginning: the query before the instruction and corpus (Fig. 13); its rows carry the
   query in `head`, so the shared prefix is unchanged but no longer a prompt prefix.
@@ -14,7 +17,7 @@ Names (the `variant` column; pick them with dbt `--vars '{prompt_variants: [defa
 - corpus_in_each_few_shot: each example brings its own 10-document corpus, IDs 0..9: its gold
   documents first (as in Fig. 17), then seeded random others in corpus order; the full corpus
   follows the examples.
-- no_cot: few-shot examples without reasoning lines (Fig. 18).
+- no_cot: few-shot examples without reasoning lines and LOFT's no-CoT query text (Fig. 18).
 - few_shot_0 .. few_shot_5: only the first k few-shot examples.
 - gold_pos_{test,few_shot,both}_p{0,20,40,60,80,100}: the gold documents of the evaluated
   (dev+test) queries, of the few-shot queries, or of both as one group, moved as a block to
@@ -79,6 +82,7 @@ class Variant:
     setting: str | None = None
     document_tokens: int | None = None
     answer_tokens: int | None = None
+    wording: str = "loft"
 
     @property
     def experiment(self) -> str | None:
@@ -124,6 +128,7 @@ def _catalogue() -> dict[str, Variant]:
     base = Variant("default")
     variants = [
         base,
+        replace(base, name="paper_wording", wording="paper"),
         replace(base, name="generic_instruction", generic_instruction=True),
         replace(base, name="query_at_beginning", query_at_beginning=True),
         replace(base, name="alphanumeric_ids", alphanumeric_ids=True),

@@ -1,35 +1,45 @@
 """Import predictions made elsewhere, in the upstream LOFT output format, for scoring.
 
 A prediction file is JSON lines `{"qid", "num_turns", "model_outputs": [turn_0, turn_1, ...]}`
-as LOFT's run_inference.py writes and run_evaluation.py reads. Each turn is either the parsed
-answer list (upstream: retrieval pids, RAG/ICL strings, SQL rows) or, from other harnesses, a
-raw generation string, which is parsed with the same rules as the warehouse's own responses
-(its retrieval IDs are then the shown IDs of the prompt variant).
+as LOFT's run_inference.py writes and run_evaluation.py reads; it means here what it means to
+LOFT's evaluator (scoring.upstream_files: the last line of a qid wins, stray qids and outputs
+beyond num_turns are ignored, a string turn is its characters, ...), and the import prints one
+line saying what those rules did. `--strict-input` refuses such files instead; with
+`--raw-generations` a string turn is a model's raw generation, parsed like the warehouse's own
+responses (its IDs are then the shown IDs of the prompt variant).
 
-`loft import-predictions FILE --system S --size 128k --task retrieval --dataset arguana` lands
-the file as parquet under the imports folder (`$LOFT_IMPORTS_DIR`, default `.imports/` in the
-project); the dbt model `int_imported_predictions` of that size reads every landed file, checks
-each qid against the size's queries (an unknown qid or a wrong turn count stops the build,
-naming file and line) and adds a 'missing' row for each query of the split the file does not
-answer, so it scores 0 and counts as unanswered instead of vanishing. The import then flows
-through predictions, scores, metrics and leaderboard like any run (source = 'import').
+`loft import-predictions FILE --system S --size 128k --task retrieval --dataset arguana` checks
+the file against the size's queries in the built warehouse ($LOFT_DUCKDB_PATH) at import time,
+then lands it as parquet under the imports folder (`$LOFT_IMPORTS_DIR`, default `.imports/` in
+the project). With `--queries ANSWERS` (LOFT's answer file, as run_evaluation.py takes it) the
+queries come from that file instead and are landed beside the predictions, so a run made with
+LOFT's own scripts scores without a corpus or a built dataset. `--task` takes LOFT's task types
+(retrieval, rag, multi_value_rag, sql, icl). The dbt models int_imported_queries and
+int_imported_predictions of that size read every landed file; a query a file does not answer
+gets a 'missing' row, so it scores 0 and counts as unanswered instead of vanishing. The import
+then flows through predictions, scores, metrics and leaderboard like any run (source = 'import').
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA, prompt_id
-from loft_warehouse.readers import read_jsonl, require
-from loft_warehouse.scoring.parse import answer_texts, to_json_value
+from loft_warehouse.scoring.upstream_files import (
+    SCORED_QUERY_SCHEMA,
+    TASK_TYPES,
+    Summary,
+    answer_file_queries,
+    prediction_rows,
+)
 from loft_warehouse.settings import PROJECT_ROOT, SIZES
 
 TASKS = ("retrieval", "rag", "sql", "icl")
@@ -48,6 +58,7 @@ LANDED_SCHEMA = {
     "raw_text": pl.String,
     "given_answers": pl.List(pl.String),
     "given_answers_json": pl.String,
+    "gold_loft": pl.String,
     "id_space": pl.String,
     "import_file": pl.String,
     "import_line": pl.Int64,
@@ -74,55 +85,6 @@ def _check_name(kind: str, value: str) -> str:
     return value
 
 
-def read_prediction_file(path: Path, *, system: str, task: str, dataset: str, split: str, variant: str) -> pl.DataFrame:
-    """One row per (qid, turn) of an upstream-format file; malformed lines raise BadInputError."""
-    rows: list[dict[str, Any]] = []
-    seen: dict[str, int] = {}
-    for line_no, record in read_jsonl(path):
-        require(record, ("qid", "num_turns", "model_outputs"), path, line_no)
-        qid = str(record["qid"])
-        if qid in seen:
-            raise BadInputError(path, line_no, f"qid {qid!r} already given on line {seen[qid]}")
-        seen[qid] = line_no
-        n_turns, outputs = record["num_turns"], record["model_outputs"]
-        if not isinstance(n_turns, int) or isinstance(n_turns, bool) or n_turns < 1:
-            raise BadInputError(path, line_no, f"num_turns must be a positive integer, got {n_turns!r}")
-        if not isinstance(outputs, list) or len(outputs) != n_turns:
-            raise BadInputError(path, line_no, f"model_outputs must be a list of num_turns={n_turns} turn outputs")
-        for turn, output in enumerate(outputs):
-            if isinstance(output, str):
-                raw_text, answers, answers_json, id_space = output, None, None, "shown"
-            elif isinstance(output, list):
-                raw_text, id_space = None, "pid"
-                answers = answer_texts(output)
-                answers_json = json.dumps(to_json_value(output), ensure_ascii=False)
-            else:
-                raise BadInputError(
-                    path, line_no, f"turn {turn} of qid {qid!r} is neither an answer list nor a generation string"
-                )
-            rows.append(
-                {
-                    "system": system,
-                    "task": task,
-                    "dataset": dataset,
-                    "variant": variant,
-                    "split": split,
-                    "qid": qid,
-                    "turn": turn,
-                    "n_turns": n_turns,
-                    "raw_text": raw_text,
-                    "given_answers": answers,
-                    "given_answers_json": answers_json,
-                    "id_space": id_space,
-                    "import_file": str(path),
-                    "import_line": line_no,
-                }
-            )
-    if not rows:
-        raise BadInputError(path, None, "no predictions in file")
-    return pl.DataFrame(rows, schema=LANDED_SCHEMA)
-
-
 def check_landing(*, system: str, size: str, task: str, dataset: str, split: str, variant: str) -> None:
     """Refuse an unknown size, task or split, and names that are unsafe in a file name."""
     if size not in SIZES:
@@ -133,6 +95,44 @@ def check_landing(*, system: str, size: str, task: str, dataset: str, split: str
         raise ConfigurationError(f"unknown split {split!r}; expected one of {SPLITS}")
     for kind, value in (("system", system), ("dataset", dataset), ("variant", variant)):
         _check_name(kind, value)
+
+
+def warehouse_queries(database: Path, size: str, task: str, dataset: str, split: str) -> pl.DataFrame:
+    """One dataset split's queries as scoring reads them (int_scored_queries: built datasets and
+    landed answer files), from a briefly opened read-only warehouse; an unbuilt size, dataset or
+    split is an error that says what is there."""
+    if not database.is_file():
+        raise ConfigurationError(
+            f"warehouse file {database} not found (set LOFT_DUCKDB_PATH, build loft_{size}, or pass --queries)"
+        )
+    table = f"loft_{size}.int_scored_queries"
+    try:
+        with duckdb.connect(str(database), read_only=True) as con:
+            frame = con.execute(f"select * from {table} where task = ? and dataset = ?", [task, dataset]).pl()
+            built = con.execute(f"select distinct task || '/' || dataset from {table} order by 1").fetchall()
+    except duckdb.Error as exc:
+        raise ConfigurationError(
+            f"cannot read {table} from {database} ({str(exc).splitlines()[0]}); "
+            f"build it first: dbt build --select +loft_{size}__int_scored_queries"
+        ) from exc
+    if frame.is_empty():
+        names = ", ".join(row[0] for row in built) or "none"
+        raise ConfigurationError(f"{task}/{dataset} is not in {database} at {size} (there: {names}); or pass --queries")
+    frame = frame.filter(pl.col("split") == split)
+    if frame.is_empty():
+        raise ConfigurationError(f"{task}/{dataset} has no {split} queries at {size} in {database}")
+    return frame.select([pl.col(name).cast(kind) for name, kind in SCORED_QUERY_SCHEMA.items()])
+
+
+def _built_datasets(database: Path, size: str) -> set[tuple[str, str]]:
+    """(task, dataset) the warehouse builds from data (not from imported answer files), if built."""
+    if not database.is_file():
+        return set()
+    try:
+        with duckdb.connect(str(database), read_only=True) as con:
+            return set(con.execute(f"select distinct task, dataset from loft_{size}.queries").fetchall())
+    except duckdb.Error:
+        return set()
 
 
 def write_landed(frame: pl.DataFrame, size: str, directory: Path | None = None) -> Path:
@@ -147,29 +147,58 @@ def write_landed(frame: pl.DataFrame, size: str, directory: Path | None = None) 
     return target
 
 
+def write_landed_queries(frame: pl.DataFrame, size: str, directory: Path | None = None) -> Path:
+    """Land an answer file's queries (SCORED_QUERY_SCHEMA) for int_imported_queries."""
+    first = frame.row(0, named=True)
+    folder = (directory or imports_dir()) / size / "queries"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{first['task']}__{first['dataset']}__{first['split']}.parquet"
+    frame.write_parquet(target)
+    return target
+
+
 def land(
     path: Path,
+    queries: pl.DataFrame,
     *,
     system: str,
     size: str,
-    task: str,
+    task_type: str,
     dataset: str,
     split: str = "test",
     variant: str = "default",
     directory: Path | None = None,
-) -> Path:
-    """Validate a prediction file and land it as parquet (re-importing replaces it)."""
+    strict_input: bool = False,
+    raw_generations: bool = False,
+) -> tuple[Path, Summary]:
+    """Read a prediction file against one dataset split's queries (SCORED_QUERY_SCHEMA) with the
+    upstream semantics and land it as parquet (re-importing replaces it)."""
+    if task_type not in TASK_TYPES:
+        raise ConfigurationError(f"unknown task type {task_type!r}; expected one of {list(TASK_TYPES)}")
+    task, _ = TASK_TYPES[task_type]
     check_landing(system=system, size=size, task=task, dataset=dataset, split=split, variant=variant)
-    frame = read_prediction_file(
-        path.resolve(), system=system, task=task, dataset=dataset, split=split, variant=variant
+    if bool(queries["is_multi_answer"].any()):
+        task_type = "multi_value_rag"
+    rows, summary = prediction_rows(
+        path.resolve(), queries, task_type=task_type, strict_input=strict_input, raw_generations=raw_generations
     )
-    return write_landed(frame, size, directory)
+    frame = pl.DataFrame(rows).with_columns(
+        system=pl.lit(system), task=pl.lit(task), dataset=pl.lit(dataset), variant=pl.lit(variant), split=pl.lit(split)
+    )
+    return write_landed(frame.select(list(LANDED_SCHEMA)), size, directory), summary
+
+
+def imported_queries(directory: Path, size: str) -> pl.DataFrame:
+    """Every answer file landed for one size (int_imported_queries)."""
+    files = sorted((directory / size / "queries").glob("*.parquet"))
+    frames = [pl.read_parquet(file) for file in files]
+    return pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema=SCORED_QUERY_SCHEMA)
 
 
 def imported_frame(directory: Path, size: str, queries: pl.DataFrame) -> pl.DataFrame:
     """Every landed import of one size, checked against its queries, unanswered queries added.
 
-    `queries` needs task, dataset, corpus_id, split, qid, turn, n_turns (the queries mart)."""
+    `queries` needs task, dataset, corpus_id, split, qid, turn, n_turns (int_scored_queries)."""
     files = sorted((directory / size).glob("*.parquet")) if (directory / size).is_dir() else []
     if not files:
         return pl.DataFrame(schema=IMPORTED_SCHEMA)
@@ -183,22 +212,16 @@ def imported_frame(directory: Path, size: str, queries: pl.DataFrame) -> pl.Data
             & (pl.col("dataset") == first["dataset"])
             & (pl.col("split") == first["split"])
         )
-        checked = landed.join(
-            scope.select("qid", "turn", "corpus_id", pl.col("n_turns").alias("query_n_turns")),
-            on=["qid", "turn"],
-            how="left",
-        )
-        unknown = checked.filter(pl.col("corpus_id").is_null() | (pl.col("n_turns") != pl.col("query_n_turns")))
+        checked = landed.join(scope.select("qid", "turn", "corpus_id"), on=["qid", "turn"], how="left")
+        unknown = checked.filter(pl.col("corpus_id").is_null())
         if unknown.height:
             bad = unknown.row(0, named=True)
             problem = (
                 f"qid {bad['qid']!r} (turn {bad['turn']}) is not a {first['split']} query of "
                 f"{first['task']}/{first['dataset']} at {size}"
-                if bad["corpus_id"] is None
-                else f"qid {bad['qid']!r} has {bad['n_turns']} turn(s) but the query has {bad['query_n_turns']}"
             )
             raise BadInputError(bad["import_file"], bad["import_line"], f"{problem} (landed in {file})")
-        answered = checked.drop("query_n_turns").with_columns(status=pl.lit("ok"))
+        answered = checked.with_columns(status=pl.lit("ok"))
         missing = scope.join(landed.select("qid").unique(), on="qid", how="anti").with_columns(
             system=pl.lit(first["system"]),
             variant=pl.lit(first["variant"]),
@@ -206,6 +229,7 @@ def imported_frame(directory: Path, size: str, queries: pl.DataFrame) -> pl.Data
             raw_text=pl.lit(None, pl.String),
             given_answers=pl.lit(None, pl.List(pl.String)),
             given_answers_json=pl.lit(None, pl.String),
+            gold_loft=pl.lit(None, pl.String),
             id_space=pl.lit("pid"),
             import_file=pl.lit(first["import_file"]),
             import_line=pl.lit(None, pl.Int64),
@@ -226,11 +250,16 @@ def frame_for_model(dbt: Any, queries: Any) -> pl.DataFrame:
     return imported_frame(imports_dir(), size, queries.pl())
 
 
+def queries_for_model(dbt: Any) -> pl.DataFrame:
+    """Body of the int_imported_queries dbt model of a size."""
+    return imported_queries(imports_dir(), dbt.this.schema.replace("loft_", ""))
+
+
 def finish_landing(target: Path, source: str, size: str, build: bool) -> int:
     """Report a landed file, then build the size's scoring models (--build) or say how to."""
     print(f"landed {source} as {target}")
     if not build:
-        print(f"score it with: dbt build --select loft_{size}__int_imported_predictions+")
+        print(f"score it with: dbt build --select loft_{size}__int_imported_queries+")
         return 0
     from dbt.cli.main import dbtRunner
 
@@ -238,7 +267,7 @@ def finish_landing(target: Path, source: str, size: str, build: bool) -> int:
         [
             "build",
             "--select",
-            f"loft_{size}__int_imported_predictions+",
+            f"loft_{size}__int_imported_queries+",
             "--project-dir",
             str(PROJECT_ROOT),
             "--profiles-dir",
@@ -263,16 +292,37 @@ def add_landing_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    target = land(
+    from loft_warehouse.prompts.export import default_database
+
+    task, _ = TASK_TYPES[args.task]
+    directory = imports_dir(args.imports_dir)
+    database = default_database()
+    check_landing(system=args.system, size=args.size, task=task, dataset=args.dataset, split=args.split,
+                  variant=args.variant)  # fmt: skip
+    if args.queries:
+        if (task, args.dataset) in _built_datasets(database, args.size):
+            raise ConfigurationError(
+                f"{task}/{args.dataset} is built in loft_{args.size} from data; give the answer set another name"
+            )
+        queries = answer_file_queries(Path(args.queries).resolve(), args.task, args.dataset, args.split)
+    else:
+        queries = warehouse_queries(database, args.size, task, args.dataset, args.split)
+    target, summary = land(
         Path(args.file),
+        queries,
         system=args.system,
         size=args.size,
-        task=args.task,
+        task_type=args.task,
         dataset=args.dataset,
         split=args.split,
         variant=args.variant,
-        directory=imports_dir(args.imports_dir),
+        directory=directory,
+        strict_input=args.strict_input,
+        raw_generations=args.raw_generations,
     )
+    if args.queries:
+        print(f"landed {args.queries} as {write_landed_queries(queries, args.size, directory)}")
+    print(summary.line(Path(args.file)))
     return finish_landing(target, args.file, args.size, args.build)
 
 
@@ -285,7 +335,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="JSON lines: {qid, num_turns, model_outputs: [...per turn...]}")
-    parser.add_argument("--task", required=True, choices=TASKS)
+    parser.add_argument("--task", required=True, choices=list(TASK_TYPES), help="LOFT's task type")
     parser.add_argument("--dataset", required=True, help="warehouse dataset name, e.g. arguana")
+    parser.add_argument("--queries", default=None, help="LOFT's answer file for these predictions (no build needed)")
+    parser.add_argument("--strict-input", action="store_true", help="refuse what LOFT's evaluator silently resolves")
+    parser.add_argument(
+        "--raw-generations", action="store_true", help="string turns are raw generations to parse, not answer text"
+    )
     add_landing_arguments(parser)
     parser.set_defaults(func=_run)

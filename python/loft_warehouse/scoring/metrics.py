@@ -43,6 +43,13 @@ def recall_at_k_loft(gold: Sequence[str], pred: Sequence[str], k: int) -> float:
     return len(set(pred[:k]) & set(gold)) / len(gold)
 
 
+def capped_recall_at_k_loft(gold: Sequence[str], pred: Sequence[str], k: int) -> float:
+    """recall@k whose denominator is k when there are more than k gold ids (upstream capped)."""
+    if not pred or not gold:
+        return 0.0
+    return len(set(pred[:k]) & set(gold)) / min(k, len(gold))
+
+
 def mrecall_at_k_loft(gold: Sequence[str], pred: Sequence[str], k: int) -> float:
     """1 iff the first k predictions hold min(k, len(gold)) distinct gold ids (upstream: an
     empty gold list with any prediction scores 1)."""
@@ -82,6 +89,14 @@ def mrecall_at_k_strict(gold: Sequence[str], pred: Sequence[str | None], k: int)
         return 0.0
     hits = len({p for p in dedupe(pred)[:k] if p is not None} & gold_set)
     return float(hits == min(k, len(gold_set)))
+
+
+def capped_recall_at_k_strict(gold: Sequence[str], pred: Sequence[str | None], k: int) -> float:
+    """Gold hits among the first k distinct predictions over min(k, distinct gold ids)."""
+    gold_set = set(gold)
+    if not gold_set:
+        return 0.0
+    return len({p for p in dedupe(pred)[:k] if p is not None} & gold_set) / min(k, len(gold_set))
 
 
 # ---- RAG, one answer per question -------------------------------------------------------------
@@ -203,6 +218,19 @@ def coverage_loft(gold: Sequence[str], pred: Sequence[object]) -> float:
         return 0.0
     golds = [normalize_answer(g) for g in gold]
     return len({normalize_answer(str(p)) for p in pred} & set(golds)) / len(golds)
+
+
+def multi_value_scores_loft(gold: Sequence[str], pred: Sequence[object]) -> dict[str, float]:
+    """What upstream reports for one multi-value question, keys included: an empty answer returns
+    early with em, subspan_em and f1 (all 0) and no coverage; any other has em, coverage and
+    subspan_em. Upstream means average each key over the rows that carry it."""
+    if not pred:
+        return {"em": 0.0, "subspan_em": 0.0, "f1": 0.0}
+    return {
+        "em": multi_em_loft(gold, pred),
+        "coverage": coverage_loft(gold, pred),
+        "subspan_em": multi_subspan_em_loft(gold, pred),
+    }
 
 
 def multi_em_strict(gold: Sequence[str], pred: Sequence[object]) -> float:

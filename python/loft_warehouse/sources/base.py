@@ -33,7 +33,9 @@ class Query:
     gold[t] is the task's gold for turn t (retrieval: pids; rag: answer strings; sql: result
     rows or None until executed; icl: the target). gold_pids[t] are the gold documents kept
     (capped at max_gold); relevant_pids are all documents relevant to the query, which are
-    never drawn as random fillers. gold_sql[t] is the gold SQL for turn t.
+    never drawn as random fillers. gold_sql[t] is the gold SQL for turn t. upstream_qid is the
+    id LOFT's evaluator knows the query by when it differs from qid (BBH's native layout:
+    the index in its split file).
     """
 
     qid: str
@@ -48,6 +50,7 @@ class Query:
     gold_sql: list[str] | None = None
     release_split: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    upstream_qid: str | None = None
 
 
 @dataclass(frozen=True)

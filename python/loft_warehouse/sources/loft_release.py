@@ -1,7 +1,8 @@
 """The official LOFT release layout: {task}/{dataset}/{size}/corpus.jsonl + *_queries.jsonl.
 
 Files are taken as released: corpus order is the order shown to the model, splits are the
-released splits. Texts are stripped, as upstream's loader does.
+released splits. Texts of the JSON lines layout are stripped, as upstream's loader does; BBH's
+JSON arrays (ICL) are read as they are, as its BBH loader does.
 """
 
 from __future__ import annotations
@@ -16,8 +17,22 @@ from loft_warehouse.sources.base import Document, Query, SourceData
 SPLITS = ("few_shot", "dev", "test")
 
 
+def _is_pair(value: Any) -> bool:
+    """A `[pid, score]` gold entry as upstream's extract_gold_passage_ids takes it."""
+    return (
+        isinstance(value, list | tuple)
+        and len(value) == 2
+        and isinstance(value[0], str)
+        and isinstance(value[1], int)
+        and not isinstance(value[1], bool)
+    )
+
+
 def _pid_list(value: Any, path: Path, row: int) -> list[str]:
-    """Gold pids from `[[pid, score], ...]` (or bare pids)."""
+    """Gold pids of one turn: `[[pid, score], ...]` (or bare pids), or a single `[pid, score]`
+    pair (a multi-turn turn in the TopiOCQA layout, where the score is not a second pid)."""
+    if _is_pair(value):
+        return [value[0]]
     if not isinstance(value, list):
         raise BadInputError(path, row, f"expected a list of [pid, score] pairs, got {value!r}")
     return [str(item[0] if isinstance(item, list | tuple) else item) for item in value]
@@ -27,16 +42,30 @@ def _is_multi_turn(record: dict[str, Any]) -> bool:
     return isinstance(record["query_text"], list)
 
 
-def _query(task: str, record: dict[str, Any], split: str, path: Path, row: int) -> Query:
+def _sql_rows(value: Any, path: Path, row: int, qid: str, turn: int) -> list[list[Any]]:
+    """A turn's SQL gold must be result rows (a list of lists); upstream iterates a flat list's
+    strings character by character, so a flat gold stops the load instead."""
+    if not isinstance(value, list) or not all(isinstance(item, list) for item in value):
+        raise BadInputError(
+            path, row, f"qid {qid!r} turn {turn}: SQL gold must be a list of rows (lists), got {value!r}"
+        )
+    return value
+
+
+def query_from_record(task: str, record: dict[str, Any], split: str, path: Path, row: int) -> Query:
+    """One line of a release *_queries.jsonl (LOFT's answer file)."""
     require(record, ("qid", "query_text", "answers"), path, row)
     metadata = record.get("metadata") or {}
+    qid = str(record["qid"])
     turns = record["query_text"] if _is_multi_turn(record) else [record["query_text"]]
-    answers = record["answers"] if _is_multi_turn(record) else [record["answers"]]
-    if len(answers) != len(turns):
-        raise BadInputError(path, row, f"{len(turns)} turns but {len(answers)} answer lists")
+    # ICL answers are one list of acceptable targets per turn, even for a single turn.
+    per_turn = _is_multi_turn(record) or task == "icl"
+    answers = record["answers"] if per_turn else [record["answers"]]
+    if not isinstance(answers, list) or len(answers) != len(turns):
+        raise BadInputError(path, row, f"qid {qid!r}: {len(turns)} turns but answers {record['answers']!r}")
     turns = [str(t).strip() for t in turns]
     query = Query(
-        qid=str(record["qid"]),
+        qid=qid,
         turns=turns,
         gold=answers,
         source_file=str(path),
@@ -51,6 +80,7 @@ def _query(task: str, record: dict[str, Any], split: str, path: Path, row: int) 
         qrels = metadata.get("qrels") or []
         query.gold_pids = [_pid_list(qrels, path, row)] * len(turns)
     elif task == "sql":
+        query.gold = [_sql_rows(a, path, row, qid, t) for t, a in enumerate(answers)]
         query.db_id = metadata.get("db_id")
         sql = metadata.get("sql_query")
         query.gold_sql = sql if isinstance(sql, list) else [sql] * len(turns)
@@ -62,18 +92,38 @@ def _query(task: str, record: dict[str, Any], split: str, path: Path, row: int) 
     return query
 
 
+def bbh_queries(path: Path, split: str) -> list[Query]:
+    """BBH's native split file (a JSON array of {input, target}): upstream knows each query by
+    its index and takes target.split(" ") as the acceptable answers."""
+    queries = []
+    for row, example in enumerate(read_json(path), start=1):
+        require(example, ("input", "target"), path, row)
+        queries.append(
+            Query(
+                qid=f"{split}-{row - 1}",
+                upstream_qid=str(row - 1),
+                turns=[str(example["input"])],
+                gold=[str(example["target"]).split(" ")],
+                source_file=str(path),
+                source_row=row,
+                release_split=split,
+            )
+        )
+    return queries
+
+
 def _load_icl(folder: Path) -> SourceData:
     corpus_path = folder / "corpus.json"
     documents = []
     for row, example in enumerate(read_json(corpus_path), start=1):
         require(example, ("input", "target"), corpus_path, row)
-        target = str(example["target"]).strip()
+        target = str(example["target"])
         documents.append(
             Document(
                 pid=f"example-{row - 1}",
-                text=str(example["input"]).strip(),
+                text=str(example["input"]),
                 answer=target,
-                label=target,
+                label=target.strip(),
                 source_file=str(corpus_path),
                 source_row=row,
             )
@@ -81,21 +131,8 @@ def _load_icl(folder: Path) -> SourceData:
     queries = []
     for split in SPLITS:
         path = folder / f"{split}_queries.json"
-        if not path.exists():
-            continue
-        for row, example in enumerate(read_json(path), start=1):
-            require(example, ("input", "target"), path, row)
-            target = str(example["target"]).strip()
-            queries.append(
-                Query(
-                    qid=f"{split}-{row - 1}",
-                    turns=[str(example["input"]).strip()],
-                    gold=[target.split(" ")],
-                    source_file=str(path),
-                    source_row=row,
-                    release_split=split,
-                )
-            )
+        if path.exists():
+            queries.extend(bbh_queries(path, split))
     return SourceData(documents, queries)
 
 
@@ -124,5 +161,5 @@ def load(task: str, folder: Path) -> SourceData:
     for split in SPLITS:
         path = folder / f"{split}_queries.jsonl"
         if path.exists():
-            queries.extend(_query(task, record, split, path, row) for row, record in read_jsonl(path))
+            queries.extend(query_from_record(task, record, split, path, row) for row, record in read_jsonl(path))
     return SourceData(documents, queries)

@@ -23,7 +23,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
 from loft_warehouse.errors import BadInputError, ConfigurationError
@@ -35,6 +34,7 @@ from loft_warehouse.scoring.importer import (
     check_landing,
     finish_landing,
     imports_dir,
+    warehouse_queries,
     write_landed,
 )
 from loft_warehouse.scoring.parse import answer_texts
@@ -42,7 +42,6 @@ from loft_warehouse.settings import data_dir
 from loft_warehouse.sql.sandbox import TIMEOUT_S, Sandbox, SandboxResult
 
 DATASETS = ("spider", "sparc")
-QUERY_COLUMNS = ("task", "dataset", "split", "qid", "n_turns", "db_id")
 
 
 @dataclass(frozen=True)
@@ -53,24 +52,6 @@ class SqlPrediction:
     line: int
     db_id: str
     sql: list[str | None]
-
-
-def warehouse_queries(database: Path, size: str, dataset: str, split: str) -> pl.DataFrame:
-    """The split's SQL queries of one size (QUERY_COLUMNS), read from a briefly opened read-only file."""
-    if not database.is_file():
-        raise ConfigurationError(f"warehouse file {database} not found (set LOFT_DUCKDB_PATH)")
-    sql = f"select {', '.join(QUERY_COLUMNS)} from loft_{size}.queries where task = 'sql' and dataset = ? and split = ?"
-    try:
-        with duckdb.connect(str(database), read_only=True) as con:
-            frame = con.execute(sql, [dataset, split]).pl()
-    except duckdb.Error as exc:
-        raise ConfigurationError(
-            f"cannot read loft_{size}.queries from {database} ({str(exc).splitlines()[0]}); "
-            f"build it first: dbt build --select +loft_{size}__queries"
-        ) from exc
-    if frame.is_empty():
-        raise ConfigurationError(f"{database} has no {split} queries of sql/{dataset} at {size}")
-    return frame
 
 
 def _turns(record: dict, path: Path, line: int) -> tuple[int, list[str | None]]:
@@ -132,7 +113,7 @@ def land_sql(
 ) -> tuple[Path, Counter[str]]:
     """Check a SQL prediction file, run every turn in the sandbox and land the result rows.
 
-    `queries` holds (at least) QUERY_COLUMNS of the size's queries. Returns the landed file and
+    `queries` holds the split's queries (qid, n_turns, db_id at least). Returns the landed file and
     how many turns ended in each sandbox status."""
     if dataset not in DATASETS:
         raise ConfigurationError(f"unknown SQL dataset {dataset!r}; expected one of {DATASETS}")
@@ -160,6 +141,7 @@ def land_sql(
                         "raw_text": sandbox_note(sql, result),
                         "given_answers": answer_texts(answer),
                         "given_answers_json": json.dumps(answer, ensure_ascii=False),
+                        "gold_loft": None,
                         "id_space": "pid",
                         "import_file": str(path),
                         "import_line": prediction.line,
@@ -169,7 +151,7 @@ def land_sql(
 
 
 def _run(args: argparse.Namespace) -> int:
-    queries = warehouse_queries(default_database(), args.size, args.dataset, args.split)
+    queries = warehouse_queries(default_database(), args.size, "sql", args.dataset, args.split)
     target, statuses = land_sql(
         Path(args.file),
         queries,

@@ -1,0 +1,1 @@
+{{ scoring_scored_queries() }}

@@ -1,0 +1,8 @@
+"""Answer files landed with `loft import-predictions --queries` for this size."""
+
+from loft_warehouse.scoring.importer import queries_for_model
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    return queries_for_model(dbt)

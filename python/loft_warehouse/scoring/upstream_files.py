@@ -1,0 +1,237 @@
+"""LOFT's answer and prediction files as its own evaluator reads them (run_evaluation.py and
+evaluation/*.py of google-deepmind/loft), so that an imported run scores as it scores there.
+
+Under the upstream semantics a prediction file means what it means to LOFT's evaluator:
+- predictions are keyed by qid, and the last line of a qid wins (duplicates);
+- lines whose qid is not a query of the answer set are ignored (stray);
+- outputs beyond a line's num_turns are ignored (truncated); multi_value_rag reads only the first;
+- a turn given as a string is iterated character by character (LOFT scores list(text));
+- num_turns below the query's turn count scores only those turns; with num_turns 1 the evaluator
+  reads the whole gold as that turn's (retrieval: the pids of every turn; SQL: the list of every
+  turn's rows), which the landed row carries as gold_loft; a line the evaluator itself fails
+  on (more turns than the query has, RAG with one turn for several, fewer outputs than
+  num_turns) is refused, naming file and line;
+- a query without a line is unanswered (scoring counts it once, as one turn, under the loft rule).
+`strict_input` refuses duplicates, stray qids, extra outputs and turn-count differences instead.
+
+An answer file is LOFT's query file: JSON lines `{qid, query_text, answers, metadata}` (the
+release's *_queries.jsonl), or for ICL BBH's JSON array `{input, target}` whose qids are the
+indices and whose gold is target.split(" ").
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from loft_warehouse.errors import BadInputError
+from loft_warehouse.readers import read_jsonl, require
+from loft_warehouse.registry import DatasetSpec
+from loft_warehouse.scoring.parse import answer_texts, to_json_value
+from loft_warehouse.sources.base import Query, SourceData
+from loft_warehouse.sources.loft_release import bbh_queries, query_from_record
+from loft_warehouse.staging import QUERY_SCHEMA, queries_frame
+
+# Upstream's task_type (evaluation.EVALUATION_TASKS) -> (warehouse task, several answers per question).
+TASK_TYPES: dict[str, tuple[str, bool]] = {
+    "retrieval": ("retrieval", False),
+    "rag": ("rag", False),
+    "multi_value_rag": ("rag", True),
+    "sql": ("sql", False),
+    "icl": ("icl", False),
+}
+# The queries mart's columns (as staging lands them) and is_multi_answer: what scoring reads.
+SCORED_QUERY_SCHEMA = {
+    **{name: QUERY_SCHEMA[name] for name in ("task", "dataset", "corpus_id")},
+    "split": pl.String,
+    **{
+        name: QUERY_SCHEMA[name]
+        for name in ("qid", "upstream_qid", "turn", "n_turns", "query_text", "gold", "gold_pids", "db_id", "gold_sql")
+    },
+    "gold_is_ordered": pl.Boolean,
+    "query_rank": pl.Int64,
+    "is_multi_answer": pl.Boolean,
+}
+
+
+def answer_queries(path: Path, task: str, split: str) -> list[Query]:
+    """The queries of a LOFT answer file (a missing qid is the line's index, as upstream)."""
+    if path.suffix == ".json":
+        if task != "icl":
+            raise BadInputError(path, None, "a JSON array answer file is BBH's layout; only --task icl reads it")
+        return bbh_queries(path, split)
+    queries = []
+    for row, record in read_jsonl(path):
+        record.setdefault("qid", str(row - 1))
+        queries.append(query_from_record(task, record, split, path, row))
+    if not queries:
+        raise BadInputError(path, None, "no queries in file")
+    return queries
+
+
+def answer_file_queries(path: Path, task_type: str, dataset: str, split: str) -> pl.DataFrame:
+    """An answer file as the rows scoring reads (the queries mart's columns), in file order."""
+    task, multi_answer = TASK_TYPES[task_type]
+    queries = answer_queries(path, task, split)
+    spec = DatasetSpec(task=task, dataset=dataset, source="answer_file")
+    frame = queries_frame(spec, SourceData([], queries), True, 0)
+    return frame.with_columns(
+        split=pl.lit(split),
+        gold_is_ordered=pl.lit(None, pl.Boolean),
+        is_multi_answer=pl.lit(multi_answer),
+    ).select([pl.col(name).cast(kind) for name, kind in SCORED_QUERY_SCHEMA.items()])
+
+
+@dataclass
+class Summary:
+    """What the upstream semantics did to a prediction file."""
+
+    lines: int = 0
+    duplicates: int = 0
+    stray: int = 0
+    truncated: int = 0
+    fewer_turns: int = 0
+    unanswered: int = 0
+
+    def line(self, path: Path) -> str:
+        return (
+            f"{path.name}: {self.lines} lines; {self.duplicates} duplicate qid line(s) (the last wins), "
+            f"{self.stray} stray qid line(s) (ignored), {self.truncated} line(s) with outputs beyond "
+            f"num_turns (ignored), {self.fewer_turns} line(s) with fewer turns than the query, "
+            f"{self.unanswered} unanswered quer(ies) (scored 0)"
+        )
+
+
+@dataclass(frozen=True)
+class Known:
+    """One query of the answer set as the importer checks a line against it."""
+
+    qid: str
+    golds: list[Any]
+
+
+def known_queries(queries: pl.DataFrame) -> dict[str, Known]:
+    """By upstream qid: the query's qid and its per-turn golds (gold_pids for retrieval)."""
+    known: dict[str, Known] = {}
+    ordered = queries.sort("upstream_qid", "turn")
+    for (upstream_qid,), group in ordered.group_by("upstream_qid", maintain_order=True):
+        first = group.row(0, named=True)
+        if first["task"] == "retrieval":
+            golds = [list(p or []) for p in group["gold_pids"].to_list()]
+        else:
+            golds = [json.loads(g) if g is not None else None for g in group["gold"].to_list()]
+        known[str(upstream_qid)] = Known(first["qid"], golds)
+    return known
+
+
+def _refuse(path: Path, line: int, qid: str, message: str) -> BadInputError:
+    return BadInputError(path, line, f"qid {qid!r}: {message}")
+
+
+def _whole_gold(task: str, golds: list[Any], path: Path, line: int, qid: str) -> str | None:
+    """The gold LOFT's evaluator reads for a one-turn line of a multi-turn query (JSON), or None
+    where it reads the query's own turn-0 gold."""
+    if task == "retrieval":
+        return json.dumps([pid for turn in golds for pid in turn], ensure_ascii=False)
+    if task == "sql":
+        return json.dumps(golds, ensure_ascii=False)
+    if task == "rag":
+        raise _refuse(path, line, qid, "num_turns 1 on a multi-turn RAG query: LOFT's evaluator fails on it")
+    return None
+
+
+def _turn_answers(output: Any, path: Path, line: int, qid: str, turn: int) -> tuple[list[str], str]:
+    """A turn's answers as text and as JSON (types kept): a list as given, a string as its
+    characters (what iterating it yields upstream)."""
+    if isinstance(output, str):
+        output = list(output)
+    if not isinstance(output, list):
+        raise _refuse(path, line, qid, f"turn {turn} is neither an answer list nor a string: {output!r}")
+    return answer_texts(output), json.dumps(to_json_value(output), ensure_ascii=False)
+
+
+def prediction_rows(
+    path: Path,
+    queries: pl.DataFrame,
+    *,
+    task_type: str,
+    strict_input: bool = False,
+    raw_generations: bool = False,
+) -> tuple[list[dict[str, Any]], Summary]:
+    """The scored turns of a prediction file against one dataset split's queries, with what the
+    upstream semantics did (see the module docstring); refused lines raise BadInputError.
+
+    raw_generations: a string turn is a model's raw generation, parsed like the warehouse's own
+    responses (its IDs are then the shown IDs of the prompt variant) instead of characters."""
+    task, multi_answer = TASK_TYPES[task_type]
+    known = known_queries(queries)
+    summary = Summary()
+    chosen: dict[str, tuple[int, dict[str, Any]]] = {}
+    for line, record in read_jsonl(path):
+        summary.lines += 1
+        require(record, ("qid", "num_turns", "model_outputs"), path, line)
+        qid = str(record["qid"])
+        n_turns, outputs = record["num_turns"], record["model_outputs"]
+        if not isinstance(n_turns, int) or isinstance(n_turns, bool) or n_turns < 1:
+            raise BadInputError(path, line, f"num_turns must be a positive integer, got {n_turns!r}")
+        if not isinstance(outputs, list) or not outputs:
+            raise BadInputError(path, line, "model_outputs must be a non-empty list of turn outputs")
+        if qid in chosen:
+            if strict_input:
+                raise _refuse(path, line, qid, f"already given on line {chosen[qid][0]} (--strict-input)")
+            summary.duplicates += 1
+        chosen[qid] = (line, record)
+    rows: list[dict[str, Any]] = []
+    for qid, (line, record) in chosen.items():
+        query = known.get(qid)
+        if query is None:
+            if strict_input:
+                raise _refuse(path, line, qid, "not a query of this dataset and split (--strict-input)")
+            summary.stray += 1
+            continue
+        n_turns, outputs = record["num_turns"], record["model_outputs"]
+        expected = len(query.golds)
+        scored = 1 if multi_answer else n_turns
+        if len(outputs) < scored:
+            raise _refuse(path, line, qid, f"num_turns {n_turns} but {len(outputs)} output(s)")
+        if multi_answer and expected > 1:
+            raise _refuse(path, line, qid, "a multi-value RAG query has one turn")
+        if not multi_answer and n_turns > expected:
+            raise _refuse(
+                path, line, qid,
+                f"num_turns {n_turns} but the query has {expected} turn(s); LOFT's evaluator would "
+                "read gold entries as turns or fail",
+            )  # fmt: skip
+        differs = not multi_answer and n_turns < expected
+        if strict_input and (len(outputs) > scored or differs):
+            raise _refuse(path, line, qid, f"num_turns {n_turns}, {len(outputs)} output(s), query turns {expected}")
+        summary.truncated += len(outputs) > scored
+        summary.fewer_turns += differs
+        gold_loft = _whole_gold(task, query.golds, path, line, qid) if differs and scored == 1 else None
+        for turn in range(scored):
+            output = outputs[turn]
+            raw = output if raw_generations and isinstance(output, str) else None
+            answers, answers_json = (None, None) if raw is not None else _turn_answers(output, path, line, qid, turn)
+            rows.append(
+                {
+                    "qid": query.qid,
+                    "turn": turn,
+                    "n_turns": expected,
+                    "raw_text": raw,
+                    "given_answers": answers,
+                    "given_answers_json": answers_json,
+                    "gold_loft": gold_loft,
+                    "id_space": "shown" if raw is not None else "pid",
+                    "import_file": str(path),
+                    "import_line": line,
+                }
+            )
+    answered = {row["qid"] for row in rows}
+    summary.unanswered = sum(1 for q in known.values() if q.qid not in answered)
+    if not rows:
+        raise BadInputError(path, None, "no prediction in the file answers a query of this dataset and split")
+    return rows, summary

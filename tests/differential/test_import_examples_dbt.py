@@ -1,0 +1,68 @@
+"""LOFT's seven example prediction files, imported unchanged with `loft import-predictions
+--queries` (no corpus of theirs is built) and scored by `dbt build`: each dataset's loft means
+in `metrics` are LOFT's aggregate (upstream.json, recorded by record_upstream.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import query, run_dbt
+
+pytestmark = pytest.mark.slow
+CASES = Path(__file__).resolve().parent / "cases"
+EXAMPLES = sorted(p.name for p in CASES.iterdir() if p.name.startswith("example_"))
+LOFT = str(Path(sys.executable).with_name("loft"))
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("examples")
+    data = root / "data"
+    (data / "loft" / "retrieval").mkdir(parents=True)
+    (data / "loft" / "retrieval" / "nq").symlink_to(CASES.parent / "prompt_data" / "loft" / "retrieval" / "nq")
+    (data / "tokenizers").symlink_to(shared_data / "tokenizers")
+    database = root / "loft.duckdb"
+    env = {"LOFT_DATA_DIR": str(data), "LOFT_IMPORTS_DIR": str(root / "imports"), "LOFT_SYSTEMS": "bm25"}
+    built = run_dbt(["build", "--select", "loft_128k", "--vars", "{datasets: retrieval/nq}"], database, env)
+    assert built.returncode == 0, built.stdout[-5000:]
+    printed = []
+    for name in EXAMPLES:
+        case = CASES / name
+        task_type = json.loads((case / "case.json").read_text())["task_type"]
+        command = [LOFT, "import-predictions", str(case / "preds.jsonl"), "--queries", str(case / "queries.jsonl"),
+                   "--task", task_type, "--dataset", name, "--system", "loft-example", "--size", "128k"]  # fmt: skip
+        result = subprocess.run(
+            command, env={**os.environ, "LOFT_DUCKDB_PATH": str(database), **env}, capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr
+        printed.append(result.stdout)
+    scored = run_dbt(["build", "--select", "loft_128k__int_imported_queries+"], database, env)
+    assert scored.returncode == 0, scored.stdout[-5000:]
+    return database, "".join(printed)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_loft_means_are_loft_aggregates(warehouse: tuple[Path, str], name: str) -> None:
+    database, _ = warehouse
+    means = dict(
+        query(
+            database,
+            "select metric, mean from loft_128k.metrics where source = 'import' and rule = 'loft' "
+            f"and grain = 'turn' and dataset = '{name}'",
+        )
+    )
+    aggregate = json.loads((CASES / name / "upstream.json").read_text())["aggregate"]
+    assert {metric: means.get(metric) for metric in aggregate} == pytest.approx(aggregate)
+
+
+def test_each_import_says_what_loft_semantics_did(warehouse: tuple[Path, str]) -> None:
+    _, printed = warehouse
+    assert printed.count("preds.jsonl: 10 lines; 0 duplicate qid line(s)") == 6
+    assert printed.count("preds.jsonl: 4 lines; 0 duplicate qid line(s)") == 1
+    assert printed.count("0 unanswered quer(ies) (scored 0)") == len(EXAMPLES)

@@ -1,0 +1,50 @@
+"""The release layout's query files as LOFT's evaluator reads their gold."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from loft_warehouse.errors import BadInputError
+from loft_warehouse.sources.loft_release import bbh_queries, query_from_record
+
+
+def _query(task: str, record: dict, tmp_path: Path):
+    return query_from_record(task, record, "test", tmp_path / "test_queries.jsonl", 3)
+
+
+def test_multi_turn_retrieval_gold_is_one_pid_per_turn_not_its_score(tmp_path: Path) -> None:
+    record = {"qid": "c", "query_text": ["a", "b"], "answers": [["doc1", 1], ["doc2", 1]], "metadata": {}}
+    query = _query("retrieval", record, tmp_path)
+    assert query.gold_pids == [["doc1"], ["doc2"]] and query.gold == [["doc1"], ["doc2"]]
+    single = {"qid": "s", "query_text": "a", "answers": [["doc1", 1], ["doc2", 0]], "metadata": {}}
+    assert _query("retrieval", single, tmp_path).gold_pids == [["doc1", "doc2"]]
+
+
+def test_multi_turn_rag_gold_is_one_alias_list_per_turn(tmp_path: Path) -> None:
+    record = {"qid": "c", "query_text": ["a", "b"], "answers": [["Paris"], ["France", "FR"]],
+              "metadata": {"qrels": [["d1", 1]]}}  # fmt: skip
+    query = _query("rag", record, tmp_path)
+    assert query.gold == [["Paris"], ["France", "FR"]] and query.gold_pids == [["d1"], ["d1"]]
+
+
+def test_icl_answers_are_one_target_list_per_turn(tmp_path: Path) -> None:
+    record = {"qid": "0", "query_text": "x", "answers": [["(D)"]]}
+    assert _query("icl", record, tmp_path).gold == [["(D)"]]
+
+
+@pytest.mark.parametrize("answers", [["a", "b"], "abc", [["a"], "b"]])
+def test_flat_sql_gold_stops_the_load_naming_file_line_and_qid(tmp_path: Path, answers) -> None:
+    record = {"qid": "q7", "query_text": "x", "answers": answers, "metadata": {"db_id": "db"}}
+    with pytest.raises(BadInputError, match=r"test_queries.jsonl:3: qid 'q7' turn 0: SQL gold must be a list of rows"):
+        _query("sql", record, tmp_path)
+
+
+def test_bbh_native_queries_are_known_upstream_by_index_and_split_on_spaces(tmp_path: Path) -> None:
+    path = tmp_path / "test_queries.json"
+    path.write_text(json.dumps([{"input": " Is it? ", "target": "not plausible"}]))
+    [query] = bbh_queries(path, "test")
+    assert (query.qid, query.upstream_qid, query.turns) == ("test-0", "0", [" Is it? "])
+    assert query.gold == [["not", "plausible"]]

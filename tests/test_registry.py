@@ -1,0 +1,31 @@
+"""What a size builds: any dataset in the release layout, with any name; registered release
+datasets without files are listed once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from loft_warehouse.registry import specs_for_size
+
+
+def _release(root: Path, task: str, dataset: str) -> None:
+    folder = root / "loft" / task / dataset / "128k"
+    folder.mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text(json.dumps({"pid": "p", "title_text": "", "passage_text": "x"}) + "\n")
+
+
+def test_any_release_dataset_is_built_with_its_family(tmp_path: Path, capsys) -> None:
+    _release(tmp_path, "retrieval", "my_catalogue")
+    _release(tmp_path, "rag", "quest")
+    built = {(s.task, s.dataset): s for s in specs_for_size(tmp_path, "128k", ("rag/quest", "retrieval/my_catalogue"))}
+    assert built[("retrieval", "my_catalogue")].source == "loft_release"
+    assert built[("rag", "quest")].multi_answer and not built[("retrieval", "my_catalogue")].multi_answer
+    assert capsys.readouterr().out == ""
+
+
+def test_declared_release_datasets_without_files_are_listed_in_one_line(tmp_path: Path, capsys) -> None:
+    _release(tmp_path, "retrieval", "arguana")
+    specs_for_size(tmp_path, "128k")
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"declared, no files at 128k in {tmp_path / 'loft'}: retrieval/fiqa, retrieval/quora"]
