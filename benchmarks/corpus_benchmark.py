@@ -36,8 +36,18 @@ def build(work: Path) -> float:
     selection = [f"+loft_{label}__corpus_stats" for label in settings.SIZES]
     started = time.perf_counter()
     result = dbtRunner().invoke(
-        ["build", "--select", *selection, "--exclude", "test_type:data", "--quiet",
-         "--target-path", str(work / "target"), "--log-path", str(work / "logs")]
+        [
+            "build",
+            "--select",
+            *selection,
+            "--exclude",
+            "test_type:data",
+            "--quiet",
+            "--target-path",
+            str(work / "target"),
+            "--log-path",
+            str(work / "logs"),
+        ]
     )
     if not result.success:
         raise SystemExit(f"build failed: {result.exception}")
@@ -50,8 +60,9 @@ def distinct_texts() -> list[str]:
     for label in settings.SIZES:
         documents = staging.staged(None, label, None, SEED).documents
         for row in documents.select("task", "title", "text", "answer").iter_rows(named=True):
-            document = Document(pid="", text=row["text"], title=row["title"], answer=row["answer"],
-                                source_file="", source_row=0)
+            document = Document(
+                pid="", text=row["text"], title=row["title"], answer=row["answer"], source_file="", source_row=0
+            )
             texts.add(staging.sized_text(row["task"], document))
     return sorted(texts)
 
@@ -76,11 +87,15 @@ def main() -> int:
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"corpora built: {corpus_rows:,} rows, {corpus_tokens:,} tokens at 3 sizes in {build_seconds:.1f} s")
     print(f"build throughput: {build_rate:,.0f} corpus tokens/s")
-    print(f"raw SentencePiece: {raw_tokens:,} tokens of {len(texts):,} distinct texts in {raw_seconds:.2f} s "
-          f"= {raw_rate:,.0f} tokens/s")
+    print(
+        f"raw SentencePiece: {raw_tokens:,} tokens of {len(texts):,} distinct texts in {raw_seconds:.2f} s "
+        f"= {raw_rate:,.0f} tokens/s"
+    )
     print(f"ratio build/raw: {build_rate / raw_rate:.3f}")
-    print(f"encoded during the build: {encoded_texts:,} texts, {encoded_tokens:,} tokens "
-          f"(distinct texts: {len(texts):,}, {raw_tokens:,} tokens)")
+    print(
+        f"encoded during the build: {encoded_texts:,} texts, {encoded_tokens:,} tokens "
+        f"(distinct texts: {len(texts):,}, {raw_tokens:,} tokens)"
+    )
     print(f"peak RSS: {peak_mib:,.0f} MiB")
     return 0
 

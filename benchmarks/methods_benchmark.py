@@ -67,9 +67,7 @@ def main() -> None:
     header = f"{'dataset':<12} {'method':<10} {'variant':<10} {'split':<5} {'metric':<22}"
     print(f"{header} {'n':>3} {'unans':>5} {'mean':>6}")
     for dataset, method, variant, split, metric, n, unanswered, mean in scores:
-        print(
-            f"{dataset:<12} {method:<10} {variant:<10} {split:<5} {metric:<22} {n:>3} {unanswered:>5} {mean:>6.3f}"
-        )
+        print(f"{dataset:<12} {method:<10} {variant:<10} {split:<5} {metric:<22} {n:>3} {unanswered:>5} {mean:>6.3f}")
 
 
 if __name__ == "__main__":

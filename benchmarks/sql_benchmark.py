@@ -59,8 +59,13 @@ def time_engines(root, repeats: int) -> None:
 def synthetic_pair(rng: random.Random) -> tuple[list[list], list[list], bool]:
     """A gold result of 1-10 rows x 1-3 columns and a prediction that is right about half the time."""
     n_rows, n_cols = rng.randint(1, 10), rng.randint(1, 3)
-    gold_rows = [[rng.choice([rng.randint(0, 99), round(rng.random() * 100, 3), f"name {rng.randint(0, 30)}"])
-                  for _ in range(n_cols)] for _ in range(n_rows)]
+    gold_rows = [
+        [
+            rng.choice([rng.randint(0, 99), round(rng.random() * 100, 3), f"name {rng.randint(0, 30)}"])
+            for _ in range(n_cols)
+        ]
+        for _ in range(n_rows)
+    ]
     predicted = [[str(v) if rng.random() < 0.3 else v for v in row] for row in gold_rows]
     rng.shuffle(predicted)
     if rng.random() < 0.5:

@@ -56,9 +56,7 @@ def tokens() -> TokenCounter:
 def spine_warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
     """loft_32k and loft_128k built once from the shared data (spine models only)."""
     database = tmp_path_factory.mktemp("spine") / "loft.duckdb"
-    result = run_dbt(
-        ["build", "--select", "+loft_32k__corpus_quality", "+loft_128k__corpus_quality"], database
-    )
+    result = run_dbt(["build", "--select", "+loft_32k__corpus_quality", "+loft_128k__corpus_quality"], database)
     assert result.returncode == 0, result.stdout[-5000:]
     return database
 

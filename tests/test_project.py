@@ -55,7 +55,20 @@ def test_cli_reports_bad_settings_in_one_line(capsys, monkeypatch, tmp_path: Pat
     from loft_warehouse.cli import main
 
     monkeypatch.setenv("LOFT_DUCKDB_PATH", str(tmp_path / "missing.duckdb"))
-    assert main(["import-sql-predictions", str(tmp_path / "p.jsonl"), "--system", "x", "--size", "128k",
-                 "--dataset", "spider"]) == 2
+    assert (
+        main(
+            [
+                "import-sql-predictions",
+                str(tmp_path / "p.jsonl"),
+                "--system",
+                "x",
+                "--size",
+                "128k",
+                "--dataset",
+                "spider",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.strip()
     assert err.startswith("loft import-sql-predictions: ") and "missing.duckdb" in err and "\n" not in err

@@ -210,10 +210,7 @@ def test_duplicate_pid_names_both_rows(root, tokenizer):
 def test_sized_text_is_what_the_corpus_line_shows():
     doc = Document(pid="p", text="body", source_file="f", source_row=1, title="T", answer="A")
     assert staging.sized_text("retrieval", doc) == "T | body"
-    assert (
-        staging.sized_text("rag", Document(pid="p", text="body", source_file="f", source_row=1))
-        == "body"
-    )
+    assert staging.sized_text("rag", Document(pid="p", text="body", source_file="f", source_row=1)) == "body"
     assert staging.sized_text("icl", doc) == "body\nOutput: ['A']"
     assert staging.sized_text("sql", doc) == "Table: T\nbody"
 

@@ -61,9 +61,7 @@ def validate_frame(frame: pd.DataFrame, suite: dict) -> tuple[bool, list[str]]:
         )
     gx_suite = context.suites.add(gx_suite)
     asset = context.data_sources.add_pandas("warehouse").add_dataframe_asset(suite["name"])
-    batch = asset.add_batch_definition_whole_dataframe("all").get_batch(
-        batch_parameters={"dataframe": frame}
-    )
+    batch = asset.add_batch_definition_whole_dataframe("all").get_batch(batch_parameters={"dataframe": frame})
     outcome = batch.validate(gx_suite)
     failures = [
         f"{r.expectation_config.type}({json.dumps(r.expectation_config.kwargs, default=str)}): "

@@ -33,11 +33,15 @@ def differences(models_dir: Path = PROJECT_ROOT / "models") -> list[str]:
             continue
         folder = models_dir / f"loft_{label}"
         expected = _expected(models_dir, label)
-        actual = {
-            p.relative_to(folder): p.read_text(encoding="utf-8")
-            for p in folder.rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts
-        } if folder.is_dir() else {}
+        actual = (
+            {
+                p.relative_to(folder): p.read_text(encoding="utf-8")
+                for p in folder.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts
+            }
+            if folder.is_dir()
+            else {}
+        )
         for relative in sorted(set(expected) | set(actual)):
             if expected.get(relative) != actual.get(relative):
                 problems.append(f"models/loft_{label}/{relative} is out of sync with loft_{TEMPLATE}")

@@ -262,9 +262,7 @@ def _dataset_row(spec: DatasetSpec, size_label: str, released: bool, tokenizer: 
     }
 
 
-def stage_size(
-    root: Path, size_label: str, tokenizer_model: Path, seed: int, only: tuple[str, ...] = ()
-) -> Staged:
+def stage_size(root: Path, size_label: str, tokenizer_model: Path, seed: int, only: tuple[str, ...] = ()) -> Staged:
     """Load, validate and tokenize every dataset of one size (or those named in `only`)."""
     tokens = counter(tokenizer_model)
     dataset_rows, document_frames, query_frames = [], [], []
@@ -307,7 +305,6 @@ def staged(
         if key not in _STAGED:
             _STAGED[key] = stage_size(root, size_label, model, int(seed), wanted)
         return _STAGED[key]
-
 
 
 def frame_for_model(dbt, frame: str) -> pl.DataFrame:

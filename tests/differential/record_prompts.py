@@ -66,8 +66,9 @@ def record(loft: Path, commit: str, arguana: Path | None) -> None:
                 "provenance": {
                     "renderer": f"google-deepmind/loft prompts.PromptRegistry.get_examples({name!r})",
                     "commit": commit,
-                    "data": str(source.relative_to(HERE)) if source.is_relative_to(HERE) else "shared data: "
-                    + "/".join(source.parts[-4:]),
+                    "data": str(source.relative_to(HERE))
+                    if source.is_relative_to(HERE)
+                    else "shared data: " + "/".join(source.parts[-4:]),
                     "recorded_by": "tests/differential/record_prompts.py",
                 },
                 "task": task,

@@ -77,9 +77,12 @@ def main() -> None:
     parser.add_argument("--commit", default=None, help="the checkout's commit (default: git rev-parse HEAD)")
     parser.add_argument("cases", nargs="*", help="case folder names (default: all)")
     args = parser.parse_args()
-    commit = args.commit or subprocess.run(
-        ["git", "-C", str(args.loft), "rev-parse", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
+    commit = (
+        args.commit
+        or subprocess.run(
+            ["git", "-C", str(args.loft), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+    )
     names = args.cases or sorted(p.name for p in CASES.iterdir() if (p / "case.json").exists())
     for name in names:
         case = CASES / name

@@ -15,9 +15,7 @@ from loft_warehouse.inference.systems import load_systems
 PREFIX_A = "Instruction A.\n" + "".join(
     f"ID: {i} | CONTENT: passage {i} about topic {i} | END ID: {i}\n" for i in range(3)
 )
-PREFIX_B = "Instruction B.\n" + "".join(
-    f"ID: {i} | CONTENT: other {i} | END ID: {i}\n" for i in range(2)
-)
+PREFIX_B = "Instruction B.\n" + "".join(f"ID: {i} | CONTENT: other {i} | END ID: {i}\n" for i in range(2))
 PREFIXES = {"pa": PREFIX_A, "pb": PREFIX_B}
 
 
@@ -42,20 +40,12 @@ def prompt_row(prefix_id: str, qid: str, suffix: str, **overrides: Any) -> dict[
 
 
 def make_prompts(n_a: int = 3, n_b: int = 2) -> pl.DataFrame:
-    rows = [
-        prompt_row("pa", f"qa{i}", f"====== Now let's start! ======\nquery a{i}\n")
-        for i in range(n_a)
-    ]
-    rows += [
-        prompt_row("pb", f"qb{i}", f"====== Now let's start! ======\nquery b{i}\n")
-        for i in range(n_b)
-    ]
+    rows = [prompt_row("pa", f"qa{i}", f"====== Now let's start! ======\nquery a{i}\n") for i in range(n_a)]
+    rows += [prompt_row("pb", f"qb{i}", f"====== Now let's start! ======\nquery b{i}\n") for i in range(n_b)]
     return pl.DataFrame(rows)
 
 
-def write_systems(
-    path: Path, systems: list[dict[str, Any]], defaults: dict[str, Any] | None = None
-) -> Path:
+def write_systems(path: Path, systems: list[dict[str, Any]], defaults: dict[str, Any] | None = None) -> Path:
     base = {
         "generation": {"temperature": 0.0, "max_output_tokens": 32},
         "concurrency": 2,
@@ -98,9 +88,7 @@ def systems_from(tmp_path: Path, entries: list[dict[str, Any]], **defaults: Any)
 
 
 def inputs(prompts: pl.DataFrame | None = None, **extra: Any) -> RunInputs:
-    return RunInputs(
-        prompts=make_prompts() if prompts is None else prompts, prefixes=dict(PREFIXES), **extra
-    )
+    return RunInputs(prompts=make_prompts() if prompts is None else prompts, prefixes=dict(PREFIXES), **extra)
 
 
 def needs_tiktoken_files() -> None:

@@ -32,9 +32,7 @@ def test_actual_cost_splits_cached_and_uncached_input():
 
 def test_system_prices_override_the_seed_field_by_field():
     seed = {"m": Prices(1.0, 0.25, 4.0), "n": Prices(3.0, None, 6.0)}
-    assert cost.resolve_prices(System("a", "openai", "m", prices=Prices(output=9.0)), seed) == Prices(
-        1.0, 0.25, 9.0
-    )
+    assert cost.resolve_prices(System("a", "openai", "m", prices=Prices(output=9.0)), seed) == Prices(1.0, 0.25, 9.0)
     # No cached discount known: cached input costs the input price.
     assert cost.resolve_prices(System("b", "openai", "n"), seed) == Prices(3.0, 3.0, 6.0)
     assert cost.resolve_prices(System("c", "bm25", "bm25s"), seed) == Prices(0.0, 0.0, 0.0)
@@ -88,10 +86,7 @@ def test_seed_prices_load_and_bad_rows_name_the_line(tmp_path):
     assert prices["gemini-1.5-pro-001"] == Prices(3.5, 0.875, 10.5)
     assert prices["gpt-4o-2024-05-13"].cached_input is None
     bad = tmp_path / "prices.csv"
-    bad.write_text(
-        "model,input_usd_per_mtok,cached_input_usd_per_mtok,output_usd_per_mtok\n"
-        "a,1,1,1\nb,x,1,1\n"
-    )
+    bad.write_text("model,input_usd_per_mtok,cached_input_usd_per_mtok,output_usd_per_mtok\na,1,1,1\nb,x,1,1\n")
     with pytest.raises(BadInputError, match=r"prices.csv:3: input_usd_per_mtok 'x'"):
         cost.load_prices(bad)
 

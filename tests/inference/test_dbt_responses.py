@@ -163,9 +163,7 @@ def test_build_skips_without_keys_calls_with_keys_and_leaks_no_key(tmp_path, ser
         f"Bearer {PLANTED['LOFT_TEST_OPENAI_KEY']}"
     }
     with duckdb.connect(str(tmp_path / "loft.duckdb"), read_only=True) as con:
-        estimates = con.sql(
-            "select system, task, n_requests from loft_128k.cost_estimates order by all"
-        ).fetchall()
+        estimates = con.sql("select system, task, n_requests from loft_128k.cost_estimates order by all").fetchall()
     assert estimates == [
         ("bm25", "retrieval", 2),
         ("gemini-fixture", "rag", 1),

@@ -46,11 +46,13 @@ def test_a_real_model_answers_short_prompts_reusing_the_prefix(tmp_path, store):
         "generation": {"temperature": 0.0, "max_output_tokens": 16, "stop": ["\n\n"]},
         "options": {"weights": WEIGHTS[0], "n_threads": 2},
     }
-    prompts = pl.DataFrame(
-        [prompt_row("p", f"q{i}", f"Question: {q}\nAnswer: ") for i, q in enumerate(QUESTIONS)]
-    )
+    prompts = pl.DataFrame([prompt_row("p", f"q{i}", f"Question: {q}\nAnswer: ") for i, q in enumerate(QUESTIONS)])
     frame = runner.run(
-        runner.RunInputs(prompts, {"p": PREFIX}), systems_from(tmp_path, [system]), store, "32k", {},
+        runner.RunInputs(prompts, {"p": PREFIX}),
+        systems_from(tmp_path, [system]),
+        store,
+        "32k",
+        {},
         emit=lambda line: None,
     ).sort("qid")
     assert frame["status"].to_list() == ["ok", "ok", "ok"]
@@ -62,7 +64,11 @@ def test_a_real_model_answers_short_prompts_reusing_the_prefix(tmp_path, store):
     assert all(c >= 60 for c in frame["cached_tokens"][1:])
     # Greedy decoding is deterministic: a rerun is served from the store with no model call.
     again = runner.run(
-        runner.RunInputs(prompts, {"p": PREFIX}), systems_from(tmp_path, [system]), store, "32k", {},
+        runner.RunInputs(prompts, {"p": PREFIX}),
+        systems_from(tmp_path, [system]),
+        store,
+        "32k",
+        {},
         emit=lambda line: None,
     ).sort("qid")
     assert again["raw_text"].to_list() == frame["raw_text"].to_list()

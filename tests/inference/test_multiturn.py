@@ -35,7 +35,11 @@ def _conversation() -> pl.DataFrame:
     return pl.DataFrame(
         [
             prompt_row(
-                "pa", "conv", suffix, turn=turn, n_turns=3,
+                "pa",
+                "conv",
+                suffix,
+                turn=turn,
+                n_turns=3,
                 prompt_id=f"sql/ds_pa/ds_pa/default/conv/{turn}",
             )
             for turn, suffix in enumerate(suffixes)
@@ -54,8 +58,13 @@ def test_turns_are_sent_in_order_with_parsed_earlier_answers(tmp_path, api_env, 
 
     systems = systems_from(tmp_path, [openai_system(concurrency=4)])
     frame = runner.run(
-        runner.RunInputs(_conversation(), {"pa": PREFIX_A}), systems, store, "128k", {},
-        parse=parse, emit=lambda line: None,
+        runner.RunInputs(_conversation(), {"pa": PREFIX_A}),
+        systems,
+        store,
+        "128k",
+        {},
+        parse=parse,
+        emit=lambda line: None,
     )
     assert frame.sort("turn")["raw_text"].to_list()[0] == "Reasoning.\nFinal Answer: ['x1']"
     sent = [r.body["messages"] for r in api_env.state.generation_requests()]
@@ -65,8 +74,13 @@ def test_turns_are_sent_in_order_with_parsed_earlier_answers(tmp_path, api_env, 
     assert sent[2][4]["content"] == "\nQ: third\n"
     # A rerun walks the stored turns (re-deriving later keys from stored answers): no calls.
     again = runner.run(
-        runner.RunInputs(_conversation(), {"pa": PREFIX_A}), systems, store, "128k", {},
-        parse=parse, emit=lambda line: None,
+        runner.RunInputs(_conversation(), {"pa": PREFIX_A}),
+        systems,
+        store,
+        "128k",
+        {},
+        parse=parse,
+        emit=lambda line: None,
     )
     assert len(api_env.state.generation_requests()) == 3
     assert again["request_key"].to_list() == frame["request_key"].to_list()
@@ -76,8 +90,13 @@ def test_a_failed_turn_feeds_back_an_empty_answer(tmp_path, api_env, store):
     api_env.state.fault_rule = lambda prompt: "bad_request" if prompt.endswith("Q: first\n") else None
     systems = systems_from(tmp_path, [openai_system(concurrency=1)])
     frame = runner.run(
-        runner.RunInputs(_conversation(), {"pa": PREFIX_A}), systems, store, "128k", {},
-        parse=lambda text, task: ["never"], emit=lambda line: None,
+        runner.RunInputs(_conversation(), {"pa": PREFIX_A}),
+        systems,
+        store,
+        "128k",
+        {},
+        parse=lambda text, task: ["never"],
+        emit=lambda line: None,
     )
     assert frame.sort("turn")["status"].to_list() == ["error", "ok", "ok"]
     second = api_env.state.generation_requests()[1].body["messages"]

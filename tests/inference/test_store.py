@@ -9,8 +9,19 @@ from loft_warehouse.inference.store import ResponseStore, StoredResponse, store_
 
 def _response(key: str, status: str, text: str | None = None) -> StoredResponse:
     return StoredResponse(
-        request_key=key, system="s", prompt_id="p", task="retrieval", dataset="d", corpus_id="d",
-        variant="default", split="dev", qid="q", turn=0, status=status, raw_text=text, attempts=1,
+        request_key=key,
+        system="s",
+        prompt_id="p",
+        task="retrieval",
+        dataset="d",
+        corpus_id="d",
+        variant="default",
+        split="dev",
+        qid="q",
+        turn=0,
+        status=status,
+        raw_text=text,
+        attempts=1,
     )
 
 
@@ -21,9 +32,7 @@ def test_rows_survive_reopening_and_use_wal_with_full_sync(tmp_path):
         assert store._con.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert con.execute("SELECT request_key, raw_text FROM responses").fetchall() == [
-        ("k1", "Final Answer: ['1']")
-    ]
+    assert con.execute("SELECT request_key, raw_text FROM responses").fetchall() == [("k1", "Final Answer: ['1']")]
     con.close()
     with ResponseStore(path) as store:
         assert store.get(["k1", "k2"])["k1"].raw_text == "Final Answer: ['1']"

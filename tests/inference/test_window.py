@@ -64,8 +64,15 @@ def test_a_later_turn_is_counted_again_with_the_earlier_answers(tmp_path, api_en
     # the real answer "Final Answer: ['x']" (6) it is 96.
     prompts = pl.DataFrame(
         [
-            prompt_row("pa", "conv", suffix, turn=turn, n_turns=2, n_tokens_total=sp,
-                       prompt_id=f"sql/ds_pa/ds_pa/default/conv/{turn}")  # fmt: skip
+            prompt_row(
+                "pa",
+                "conv",
+                suffix,
+                turn=turn,
+                n_turns=2,
+                n_tokens_total=sp,
+                prompt_id=f"sql/ds_pa/ds_pa/default/conv/{turn}",
+            )  # fmt: skip
             for turn, suffix, sp in ((0, "Q: first\n", 50), (1, second, 1000))
         ]
     )

@@ -321,4 +321,3 @@ def queries() -> pl.DataFrame:
 @pytest.fixture
 def datasets() -> pl.DataFrame:
     return datasets_frame()
-

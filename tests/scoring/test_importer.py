@@ -112,7 +112,7 @@ def test_stray_qids_are_ignored_and_counted(tmp_path: Path) -> None:
 
 
 def test_outputs_beyond_num_turns_are_ignored_and_counted(tmp_path: Path) -> None:
-    rows, = [_landed(tmp_path, [line("t1", [["a"], ["b"]], n=1)])]
+    (rows,) = [_landed(tmp_path, [line("t1", [["a"], ["b"]], n=1)])]
     assert [(r["turn"], r["given_answers"]) for r in rows] == [(0, ["a"])]
 
 

@@ -21,9 +21,7 @@ def test_real_counts(data_root, spec_of, dataset):
     assert [d.pid for d in data.documents] == [f"{spec.source_name}-{i}" for i in range(250)]
     assert [q.qid for q in data.queries] == [d.pid for d in data.documents]
     assert all(q.relevant_pids == [q.qid] and q.gold_pids == [[]] for q in data.queries)
-    assert all(
-        q.gold == [d.answer.split(" ")] for q, d in zip(data.queries, data.documents, strict=True)
-    )
+    assert all(q.gold == [d.answer.split(" ")] for q, d in zip(data.queries, data.documents, strict=True))
 
 
 def test_real_web_of_lies_examples(data_root, spec_of):
@@ -64,9 +62,7 @@ def test_malformed_json_names_file_and_line(raw, spec_of):
 
 
 def test_example_without_target_names_example(raw, spec_of):
-    path = raw.json(
-        "raw/bbh/tiny.json", {"examples": [{"input": "a", "target": "b"}, {"input": "c"}]}
-    )
+    path = raw.json("raw/bbh/tiny.json", {"examples": [{"input": "a", "target": "b"}, {"input": "c"}]})
     with pytest.raises(BadInputError, match=rf"{path}:2: missing field\(s\) target"):
         bbh.load(replace(spec_of("icl", "bbh_web"), source_name="tiny"), raw.root)
 

@@ -129,9 +129,7 @@ def test_duplicate_corpus_id_passes_through_to_staging(raw, spec_of, data_root, 
     monkeypatch.setattr(registry, "specs", lambda: (spec,))
     corpus = raw.root / MSMARCO / "corpus.jsonl"
     tokenizer = data_root / "tokenizers" / "sentencepiece" / "mistral_tokenizer.model.v1"
-    with pytest.raises(
-        BadInputError, match=rf"{corpus}:3: duplicate pid 'p1' .*\(first at {corpus}:1\)"
-    ):
+    with pytest.raises(BadInputError, match=rf"{corpus}:3: duplicate pid 'p1' .*\(first at {corpus}:1\)"):
         staging.stage_size(raw.root, "128k", tokenizer, 7)
 
 

@@ -41,10 +41,7 @@ def _tree(raw, test=None):
     raw.json(f"{DIALOGRE}/dev.json", [[["A: x"], [_pair("A", "B", "per:friends", "per:roommate")]]])
     raw.json(
         f"{DIALOGRE}/test.json",
-        test
-        or [
-            [["Speaker 1: Yo."], [_pair("S1", "S2", "per:boss"), _pair("S1", "S2", "per:friends")]]
-        ],
+        test or [[["Speaker 1: Yo."], [_pair("S1", "S2", "per:boss"), _pair("S1", "S2", "per:friends")]]],
     )
 
 
@@ -87,8 +84,7 @@ def test_real_counts(data_root, spec_of):
     first = data.documents[0]
     assert (first.pid, first.label) == ("dialogre-train-0-0", "per:alternate_names")
     assert first.text.endswith(
-        "\nSubject: Speaker 2\nObject: Chandler Bing\n"
-        "Which relation does the subject have to the object?"
+        "\nSubject: Speaker 2\nObject: Chandler Bing\nWhich relation does the subject have to the object?"
     )
 
 
@@ -103,10 +99,7 @@ def test_real_queries_match_longiclbench_test_set(data_root, spec_of):
     for row, item in enumerate(lib, start=1):
         pairs = {(r["subject_entity"], r["object_entity"]) for r in item["relations"]}
         assert set(ours[row]) == pairs
-        assert all(
-            r["relation"] in ours[row][r["subject_entity"], r["object_entity"]]
-            for r in item["relations"]
-        )
+        assert all(r["relation"] in ours[row][r["subject_entity"], r["object_entity"]] for r in item["relations"])
     dialogue = next(q.turns[0] for q in data.queries if q.source_row == 1)
     assert dialogue.startswith("Dialogue:\n" + lib[0]["dialogue"] + "\nSubject: ")
 
@@ -114,9 +107,7 @@ def test_real_queries_match_longiclbench_test_set(data_root, spec_of):
 def test_real_load_is_deterministic(data_root, spec_of):
     spec = spec_of("icl", "lib_dialogue")
     first, second = dialogre.load(spec, data_root), dialogre.load(spec, data_root)
-    assert [(d.pid, d.answer) for d in first.documents] == [
-        (d.pid, d.answer) for d in second.documents
-    ]
+    assert [(d.pid, d.answer) for d in first.documents] == [(d.pid, d.answer) for d in second.documents]
     assert [q.qid for q in first.queries] == [q.qid for q in second.queries]
 
 

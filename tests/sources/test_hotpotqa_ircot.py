@@ -18,8 +18,7 @@ def _question(qid, contexts, spans=("answer",)):
         "question_text": f"question {qid}?",
         "answers_objects": [{"number": "", "spans": list(spans)}],
         "contexts": [
-            {"id": str(i), "title": t, "paragraph_text": p, "is_supporting": s}
-            for i, (t, p, s) in enumerate(contexts)
+            {"id": str(i), "title": t, "paragraph_text": p, "is_supporting": s} for i, (t, p, s) in enumerate(contexts)
         ],
     }
 
@@ -86,12 +85,8 @@ def test_malformed_line_names_file_and_line(raw, spec_of):
 
 
 def test_duplicate_question_id_names_both_lines(raw, spec_of):
-    path = raw.jsonl(
-        HOTPOT, [_question("a", [("A", "x", True)]), _question("a", [("B", "y", True)])]
-    )
-    with pytest.raises(
-        BadInputError, match=rf"{path}:2: duplicate question_id 'a' \(first at line 1\)"
-    ):
+    path = raw.jsonl(HOTPOT, [_question("a", [("A", "x", True)]), _question("a", [("B", "y", True)])])
+    with pytest.raises(BadInputError, match=rf"{path}:2: duplicate question_id 'a' \(first at line 1\)"):
         hotpotqa_ircot.load(spec_of("retrieval", "hotpotqa"), raw.root)
 
 

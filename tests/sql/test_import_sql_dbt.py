@@ -74,8 +74,7 @@ def test_the_rejected_ddl_is_visible_in_predictions(warehouse: tuple[Path, list[
     database, qids = warehouse
     [(raw_text, answer)] = query(
         database,
-        "select raw_text, answer_loft_json from loft_128k.predictions "
-        f"where system = '{SYSTEM}' and qid = '{qids[4]}'",
+        f"select raw_text, answer_loft_json from loft_128k.predictions where system = '{SYSTEM}' and qid = '{qids[4]}'",
     )
     assert raw_text == "DROP TABLE singer\n-- sandbox rejected: only queries may run, not DROP"
     assert answer == "[]"

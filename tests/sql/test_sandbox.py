@@ -24,7 +24,8 @@ def test_a_query_runs_with_sqlite_semantics(sandbox):
     result = sandbox.run("concert_singer", "SELECT name FROM singer WHERE name LIKE 'joe%'")
     assert result.status == "ok" and result.rows == [("Joe Sharp",)]
     assert sandbox.run("concert_singer", 'SELECT Name FROM Singer WHERE Country = "France" AND Age > 40').rows == [
-        ("Rose White",), ("John Nizinik",)
+        ("Rose White",),
+        ("John Nizinik",),
     ]
     assert sandbox.run("concert_singer", "SELECT name FROM singer WHERE age > 99").status == "empty"
 

@@ -35,10 +35,14 @@ def test_spider_queries_drop_the_missing_wta_1(root):
     assert first.gold_sql == ["SELECT count(*) FROM singer"]
     assert first.db_id == first.corpus_id == "concert_singer"
     assert first.source_row == 1
-    assert first.gold_pids == [[
-        "concert_singer.concert", "concert_singer.singer",
-        "concert_singer.singer_in_concert", "concert_singer.stadium",
-    ]]
+    assert first.gold_pids == [
+        [
+            "concert_singer.concert",
+            "concert_singer.singer",
+            "concert_singer.singer_in_concert",
+            "concert_singer.stadium",
+        ]
+    ]
 
 
 def test_sparc_conversations_keep_every_turn(root):

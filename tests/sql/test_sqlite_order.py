@@ -116,8 +116,10 @@ def test_bare_column_without_min_or_max_comes_from_the_first_row(db):
 def test_inner_table_rows_come_in_used_column_order(db):
     # visits is outer; Oslo's tickets come through an automatic index on (city, kind): the two
     # 'day' tickets (rowids 1 and 5) before the 'week' one (rowid 3).
-    sql = ("SELECT T1.visitor, T2.kind FROM visits AS T1 JOIN tickets AS T2 ON T1.city = T2.city "
-           "ORDER BY T1.score DESC LIMIT 2")
+    sql = (
+        "SELECT T1.visitor, T2.kind FROM visits AS T1 JOIN tickets AS T2 ON T1.city = T2.city "
+        "ORDER BY T1.score DESC LIMIT 2"
+    )
     order = "ORDER BY t1.score DESC, t1.rowid, t2.city NULLS FIRST, t2.kind NULLS FIRST, t2.rowid LIMIT 2"
     assert order in to_duckdb(sql, db[0], row_order=True)
     assert both(db, sql) == ([("bob", "day"), ("bob", "day")],) * 2
@@ -126,8 +128,10 @@ def test_inner_table_rows_come_in_used_column_order(db):
 def test_filtered_table_is_the_outer_loop(db):
     # tickets (kind = 'day') is outer: its Oslo, Rome, Paris, Oslo rows in rowid order, each
     # followed by the visits of that city; the first two scores of 7 are bob's and cat's.
-    sql = ("SELECT T1.visitor FROM visits AS T1 JOIN tickets AS T2 ON T1.city = T2.city "
-           "WHERE T2.kind = 'day' ORDER BY T1.score DESC LIMIT 2")
+    sql = (
+        "SELECT T1.visitor FROM visits AS T1 JOIN tickets AS T2 ON T1.city = T2.city "
+        "WHERE T2.kind = 'day' ORDER BY T1.score DESC LIMIT 2"
+    )
     assert "ORDER BY t1.score DESC, t2.rowid, t1.city NULLS FIRST" in to_duckdb(sql, db[0], row_order=True)
     assert both(db, sql) == ([("bob",), ("cat",)],) * 2
 
@@ -142,12 +146,14 @@ def test_order_dependent_gold_stays_excluded_though_the_engines_agree(db):
     assert row["exclusion_reason"] == "arbitrary_row" and row["disagreement_cause"] is None
 
 
-SCHEMA = Schema({
-    "a": {"x": "integer", "f": "text", "n": "integer"},
-    "b": {"x": "integer", "y": "integer", "k": "text"},
-    "c": {"y": "integer", "g": "text"},
-    "d": {"y": "integer", "h": "text"},
-})
+SCHEMA = Schema(
+    {
+        "a": {"x": "integer", "f": "text", "n": "integer"},
+        "b": {"x": "integer", "y": "integer", "k": "text"},
+        "c": {"y": "integer", "g": "text"},
+        "d": {"y": "integer", "h": "text"},
+    }
+)
 
 
 def loops(sql):
@@ -167,7 +173,10 @@ def test_loop_order_starts_from_the_table_with_the_strongest_own_filter():
 def test_loop_order_scans_unsearchable_tables_first():
     # b and c cannot be searched (no equality): scanned outermost, a searched by its constant.
     assert loops("SELECT 1 FROM a AS t1, b AS t2, c AS t3 WHERE t1.f = 'F'") == [
-        ("t2", False), ("t3", False), ("t1", True)]
+        ("t2", False),
+        ("t3", False),
+        ("t1", True),
+    ]
 
 
 def test_loop_order_keeps_a_left_join_inner_unless_where_rejects_its_nulls():

@@ -45,8 +45,17 @@ SPIDER_ENTRY = {
     "db_id": "tiny",
     "table_names_original": ["People", "Ref_Pets"],
     "column_names_original": [
-        [-1, "*"], [0, "id"], [0, "Name"], [0, "Age"], [0, "Height"], [0, "Code"],
-        [0, "Is_Adult"], [0, "Team"], [1, "Pet_ID"], [1, "Owner_ID"], [1, "Kind_(of_pet)"],
+        [-1, "*"],
+        [0, "id"],
+        [0, "Name"],
+        [0, "Age"],
+        [0, "Height"],
+        [0, "Code"],
+        [0, "Is_Adult"],
+        [0, "Team"],
+        [1, "Pet_ID"],
+        [1, "Owner_ID"],
+        [1, "Kind_(of_pet)"],
     ],
 }
 

@@ -204,13 +204,15 @@ def estimate(
                 continue
             # A provider caches a prompt's start: only prompts that open with their prefix share it.
             opens = pl.col("head").fill_null("") == "" if "head" in in_scope.columns else pl.lit(True)
-            per_prefix = in_scope.with_columns(opens.alias("opens_with_prefix")).group_by(
-                "task", "dataset", "method", "stage", "prefix_id"
-            ).agg(
-                pl.len().alias("n"),
-                pl.col("opens_with_prefix").sum().alias("n_cacheable"),
-                pl.col("n_tokens_prefix").first().alias("prefix_tokens"),
-                pl.col("n_tokens_total").sum().alias("total_tokens"),
+            per_prefix = (
+                in_scope.with_columns(opens.alias("opens_with_prefix"))
+                .group_by("task", "dataset", "method", "stage", "prefix_id")
+                .agg(
+                    pl.len().alias("n"),
+                    pl.col("opens_with_prefix").sum().alias("n_cacheable"),
+                    pl.col("n_tokens_prefix").first().alias("prefix_tokens"),
+                    pl.col("n_tokens_total").sum().alias("total_tokens"),
+                )
             )
             per_dataset = (
                 per_prefix.group_by("task", "dataset", "method", "stage")

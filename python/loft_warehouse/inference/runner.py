@@ -179,8 +179,6 @@ def _row_response(row: dict[str, Any], system: System, status: str, key: str | N
     )
 
 
-
-
 class SystemRun:
     """One system's share of a run: conversations to walk, its store lookups and its calls."""
 

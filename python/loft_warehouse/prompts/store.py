@@ -319,9 +319,7 @@ def build(
             for method in design.methods:
                 rendered = render_stage1(collection, variant, method, design, seed)
                 if rendered is not None:
-                    prompt_rows.extend(
-                        _rows(key, variant.name, rendered, counts, prefix_rows, segment_rows)
-                    )
+                    prompt_rows.extend(_rows(key, variant.name, rendered, counts, prefix_rows, segment_rows))
     return PromptTables(
         prefixes=pl.DataFrame(list(prefix_rows.values()), schema=PREFIX_SCHEMA),
         prompts=pl.DataFrame(prompt_rows, schema=PROMPT_SCHEMA),

@@ -23,9 +23,7 @@ RELATIVE_DIR = Path("raw/bbh")
 def load(spec: DatasetSpec, root: Path) -> SourceData:
     """All examples of one BBH task as shots and as queries."""
     if not spec.source_name:
-        raise ConfigurationError(
-            f"icl/{spec.dataset}: a bbh dataset needs source_name (the BBH task)"
-        )
+        raise ConfigurationError(f"icl/{spec.dataset}: a bbh dataset needs source_name (the BBH task)")
     path = root / RELATIVE_DIR / f"{spec.source_name}.json"
     content = read_json(path)
     examples = content.get("examples") if isinstance(content, dict) else None

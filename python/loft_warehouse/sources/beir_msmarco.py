@@ -55,8 +55,7 @@ def read_qrels(path: Path) -> list[tuple[int, str, str, int]]:
                 raise BadInputError(
                     path,
                     line_no,
-                    f"expected 3 tab-separated columns (query-id corpus-id score), "
-                    f"got {len(fields)}",
+                    f"expected 3 tab-separated columns (query-id corpus-id score), got {len(fields)}",
                 )
             query_id, corpus_id, score = (f.strip() for f in fields)
             try:
@@ -73,13 +72,9 @@ def _relevant(qrels_path: Path, query_ids: set[str], pids: set[str]) -> dict[str
     first: dict[tuple[str, str], int] = {}
     for line_no, query_id, corpus_id, grade in read_qrels(qrels_path):
         if query_id not in query_ids:
-            raise BadInputError(
-                qrels_path, line_no, f"query-id {query_id!r} is not in queries.jsonl"
-            )
+            raise BadInputError(qrels_path, line_no, f"query-id {query_id!r} is not in queries.jsonl")
         if corpus_id not in pids:
-            raise BadInputError(
-                qrels_path, line_no, f"corpus-id {corpus_id!r} is not in corpus.jsonl"
-            )
+            raise BadInputError(qrels_path, line_no, f"corpus-id {corpus_id!r} is not in corpus.jsonl")
         earlier = first.setdefault((query_id, corpus_id), line_no)
         if earlier != line_no:
             raise BadInputError(
@@ -95,9 +90,7 @@ def _relevant(qrels_path: Path, query_ids: set[str], pids: set[str]) -> dict[str
 def load(spec: DatasetSpec, root: Path) -> SourceData:
     """Every passage and every query (queries without positive qrels get empty gold)."""
     if spec.task != "retrieval":
-        raise ConfigurationError(
-            f"MS MARCO has no answer strings: it builds retrieval only, not {spec.task}"
-        )
+        raise ConfigurationError(f"MS MARCO has no answer strings: it builds retrieval only, not {spec.task}")
     folder = root / RELATIVE_DIR
     documents = _corpus(folder / "corpus.jsonl")
     queries_path = folder / "queries.jsonl"
@@ -107,14 +100,11 @@ def load(spec: DatasetSpec, root: Path) -> SourceData:
         require(record, ("_id", "text"), queries_path, row)
         qid = str(record["_id"])
         if qid in first_row:
-            raise BadInputError(
-                queries_path, row, f"duplicate query _id {qid!r} (first at line {first_row[qid]})"
-            )
+            raise BadInputError(queries_path, row, f"duplicate query _id {qid!r} (first at line {first_row[qid]})")
         first_row[qid] = row
         records.append((row, qid, str(record["text"])))
     relevant = _relevant(folder / "qrels" / "test.tsv", set(first_row), {d.pid for d in documents})
     queries = [
-        passage_query(spec, qid, text, relevant.get(qid, []), [], queries_path, row)
-        for row, qid, text in records
+        passage_query(spec, qid, text, relevant.get(qid, []), [], queries_path, row) for row, qid, text in records
     ]
     return SourceData(documents, queries)

@@ -97,9 +97,7 @@ def read_pairs(path: Path, split: str) -> list[PairExample]:
     examples = []
     for index, item in enumerate(content):
         row = index + 1
-        if not (
-            isinstance(item, list) and len(item) == 2 and all(isinstance(p, list) for p in item)
-        ):
+        if not (isinstance(item, list) and len(item) == 2 and all(isinstance(p, list) for p in item)):
             raise BadInputError(path, row, "dialogue must be [utterances, relations]")
         utterances, annotations = item
         dialogue = "\n".join(_string(u, "utterance", path, row) for u in utterances)

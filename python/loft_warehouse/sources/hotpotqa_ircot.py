@@ -53,13 +53,9 @@ def load(spec: DatasetSpec, root: Path) -> SourceData:
         require(record, ("question_id", "question_text", "answers_objects", "contexts"), path, row)
         qid = str(record["question_id"])
         if qid in first_row:
-            raise BadInputError(
-                path, row, f"duplicate question_id {qid!r} (first at line {first_row[qid]})"
-            )
+            raise BadInputError(path, row, f"duplicate question_id {qid!r} (first at line {first_row[qid]})")
         first_row[qid] = row
         supporting = _supporting(record, pool, path, row)
         answers = _spans(record, path, row)
-        queries.append(
-            passage_query(spec, qid, str(record["question_text"]), supporting, answers, path, row)
-        )
+        queries.append(passage_query(spec, qid, str(record["question_text"]), supporting, answers, path, row))
     return SourceData(pool.documents, queries)

@@ -47,7 +47,5 @@ def load(spec: DatasetSpec, root: Path) -> SourceData:
         require(record, ("question", "answers", "ctxs"), path, row)
         gold = _gold_passages(record, pool, path, row)
         answers = string_list(record["answers"], "answers", path, row)
-        queries.append(
-            passage_query(spec, f"nq-{row}", str(record["question"]), gold, answers, path, row)
-        )
+        queries.append(passage_query(spec, f"nq-{row}", str(record["question"]), gold, answers, path, row))
     return SourceData(pool.documents, queries)

@@ -42,9 +42,7 @@ class PassagePool:
         pid = content_pid(self.prefix, title, text)
         known = self._by_pid.get(pid)
         if known is None:
-            document = Document(
-                pid=pid, title=title, text=text, source_file=str(self.source_file), source_row=row
-            )
+            document = Document(pid=pid, title=title, text=text, source_file=str(self.source_file), source_row=row)
             self.documents.append(document)
             self._by_pid[pid] = document
         elif (known.title, known.text) != (title, text):
@@ -59,9 +57,7 @@ class PassagePool:
 def string_list(value: Any, field: str, path: Path, row: int) -> list[str]:
     """A non-empty list of non-blank strings, stripped; anything else names the field."""
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        raise BadInputError(
-            path, row, f"{field} must be a non-empty list of strings, got {value!r}"
-        )
+        raise BadInputError(path, row, f"{field} must be a non-empty list of strings, got {value!r}")
     stripped = [v.strip() for v in value]
     if not all(stripped):
         raise BadInputError(path, row, f"{field} contains a blank string: {value!r}")
@@ -90,9 +86,7 @@ def passage_query(
     elif spec.task == "rag":
         gold = answers
     else:
-        raise ConfigurationError(
-            f"{spec.source} builds retrieval or rag datasets, not {spec.task} ({spec.dataset})"
-        )
+        raise ConfigurationError(f"{spec.source} builds retrieval or rag datasets, not {spec.task} ({spec.dataset})")
     text = text.strip()
     if not text:
         raise BadInputError(path, row, f"query {qid!r} has empty text")

@@ -32,13 +32,15 @@ def conversations(root: Path) -> list[tuple[str, str, list[str], list[str], int]
             raise BadInputError(path, row, "conversation without turns")
         for turn in turns:
             require(turn, ("utterance", "query"), path, row)
-        found.append((
-            f"sparc-dev-{row - 1}",
-            record["database_id"],
-            [t["utterance"].strip() for t in turns],
-            [t["query"].strip() for t in turns],
-            row,
-        ))
+        found.append(
+            (
+                f"sparc-dev-{row - 1}",
+                record["database_id"],
+                [t["utterance"].strip() for t in turns],
+                [t["query"].strip() for t in turns],
+                row,
+            )
+        )
     return found
 
 

@@ -47,9 +47,7 @@ def database_documents(root: Path) -> tuple[list[Document], dict[str, list[str]]
     return documents, pids
 
 
-def sql_query(
-    qid: str, db_id: str, turns: list[str], sql: list[str], pids: list[str], path: Path, row: int
-) -> Query:
+def sql_query(qid: str, db_id: str, turns: list[str], sql: list[str], pids: list[str], path: Path, row: int) -> Query:
     return Query(
         qid=qid,
         turns=turns,
@@ -70,8 +68,9 @@ def questions(root: Path) -> list[tuple[str, str, str, str, int]]:
     found = []
     for row, record in enumerate(read_json(path), start=1):
         require(record, ("db_id", "question", "query"), path, row)
-        found.append((f"spider-dev-{row - 1}", record["db_id"], record["question"].strip(),
-                      record["query"].strip(), row))
+        found.append(
+            (f"spider-dev-{row - 1}", record["db_id"], record["question"].strip(), record["query"].strip(), row)
+        )
     return found
 
 

@@ -115,9 +115,7 @@ def load_duckdb(dump: Dump, con: duckdb.DuckDBPyConnection) -> None:
             continue
         columns = _text_columns(table, dump.path)
         staged = pa.table({f"c{j}": pa.array(col, pa.string()) for j, col in enumerate(columns)})
-        casts = ", ".join(
-            f"CAST(c{j} AS {DUCKDB_TYPES[c.kind]})" for j, c in enumerate(table.columns)
-        )
+        casts = ", ".join(f"CAST(c{j} AS {DUCKDB_TYPES[c.kind]})" for j, c in enumerate(table.columns))
         con.register("_staged_rows", staged)
         try:
             con.execute(f'INSERT INTO "{table.name}" SELECT {casts} FROM _staged_rows')

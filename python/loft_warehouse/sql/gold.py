@@ -367,9 +367,16 @@ def execute_sql(
 
 def _missing_database(query: GoldQuery) -> dict[str, Any]:
     row: dict[str, Any] = {k: None for k in GOLD_SCHEMA}
-    row.update(status="error", error=f"no dump for database {query.db_id}", n_rows=0,
-               has_order_by=False, has_order_ties=False, sqlite_status="error",
-               eligible=False, exclusion_reason="no_database")
+    row.update(
+        status="error",
+        error=f"no dump for database {query.db_id}",
+        n_rows=0,
+        has_order_by=False,
+        has_order_ties=False,
+        sqlite_status="error",
+        eligible=False,
+        exclusion_reason="no_database",
+    )
     return row
 
 
@@ -396,8 +403,16 @@ def execute_all(root: Path) -> list[dict[str, Any]]:
                 done[key] = execute_sql(query.gold_sql, schema, duck_con, lite_cons[query.db_id])
             finally:
                 duck_con.close()
-        rows.append({**done[key], "dataset": query.dataset, "qid": query.qid, "turn": query.turn,
-                     "db_id": query.db_id, "gold_sql": query.gold_sql})
+        rows.append(
+            {
+                **done[key],
+                "dataset": query.dataset,
+                "qid": query.qid,
+                "turn": query.turn,
+                "db_id": query.db_id,
+                "gold_sql": query.gold_sql,
+            }
+        )
     for con in lite_cons.values():
         con.close()
     failing = {(r["dataset"], r["qid"]) for r in rows if not r["eligible"]}

@@ -81,14 +81,14 @@ def _key(name: str) -> str:
 
 def _same_column(spider: str, dump: str) -> bool:
     a, b = _key(spider), _key(dump)
-    return a == b or (min(len(a), len(b)) >= 6 and (a in b or b in a)) or (
-        difflib.SequenceMatcher(None, a, b).ratio() >= 0.9
+    return (
+        a == b
+        or (min(len(a), len(b)) >= 6 and (a in b or b in a))
+        or (difflib.SequenceMatcher(None, a, b).ratio() >= 0.9)
     )
 
 
-def spider_aliases(
-    tables: dict[str, dict[str, str]], entry: dict
-) -> tuple[dict[str, str], dict[str, str]]:
+def spider_aliases(tables: dict[str, dict[str, str]], entry: dict) -> tuple[dict[str, str], dict[str, str]]:
     """Map Spider's table/column names (tables.json) to the dump's where the dump renamed them.
 
     A table matches when the names agree ignoring case, underscores and 'reference'/'ref'; a
@@ -149,12 +149,7 @@ def prepare(sql: str, schema: Schema) -> exp.Expression:
         elif isinstance(node, exp.Column):
             name = node.name.lower()
             identifier = node.this
-            if (
-                not node.table
-                and isinstance(identifier, exp.Identifier)
-                and identifier.quoted
-                and name not in columns
-            ):
+            if not node.table and isinstance(identifier, exp.Identifier) and identifier.quoted and name not in columns:
                 return exp.Literal.string(identifier.this)
             if name in schema.column_aliases:
                 node.set("this", exp.to_identifier(schema.column_aliases[name]))
@@ -272,7 +267,8 @@ def _set_operation_types(node: exp.Expression) -> None:
     if len(lefts) != len(rights):
         return
     mixed = [
-        i for i, (a, b) in enumerate(zip(lefts, rights, strict=True))
+        i
+        for i, (a, b) in enumerate(zip(lefts, rights, strict=True))
         if None not in (_kind(a), _kind(b)) and _kind(a) != _kind(b)
     ]
     if not mixed:

@@ -43,8 +43,20 @@ LOCKED_CONFIG = {
     "lock_configuration": True,
 }
 _FORBIDDEN_NODES = (
-    exp.DDL, exp.DML, exp.Command, exp.Copy, exp.Pragma, exp.Set, exp.Attach, exp.Detach,
-    exp.Use, exp.Transaction, exp.Commit, exp.Rollback, exp.Describe, exp.Export,
+    exp.DDL,
+    exp.DML,
+    exp.Command,
+    exp.Copy,
+    exp.Pragma,
+    exp.Set,
+    exp.Attach,
+    exp.Detach,
+    exp.Use,
+    exp.Transaction,
+    exp.Commit,
+    exp.Rollback,
+    exp.Describe,
+    exp.Export,
 )
 _QUERY_ROOTS = (exp.Select, exp.SetOperation, exp.Subquery)
 _FILE_FUNCTIONS = ("read_", "glob", "sniff_csv", "parquet_", "load", "install", "import", "export")

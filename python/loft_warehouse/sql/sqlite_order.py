@@ -209,10 +209,7 @@ def _row_estimate(alias: str, terms: list[exp.Expression], select: exp.Select) -
 def _equalities(alias: str, terms: list[exp.Expression], select: exp.Select) -> list[set[str]]:
     """For each equality on a column of the table: the tables its other side reads."""
     return [
-        _aliases(other, select)
-        for term in terms
-        for column, other in _equality_sides(term)
-        if column.table == alias
+        _aliases(other, select) for term in terms for column, other in _equality_sides(term) if column.table == alias
     ]
 
 
@@ -258,7 +255,8 @@ def loop_order(select: exp.Select, schema: Schema) -> list[tuple[Source, bool]] 
     placed: set[str] = set()
     while len(order) < len(found):
         ready = [
-            (i, s) for i, s in enumerate(found)
+            (i, s)
+            for i, s in enumerate(found)
             if s.alias not in placed and (not s.left_joined or all(t.alias in placed for t in found[:i]))
         ]
         reached = _reached(placed, equalities) if placed else set()
@@ -320,8 +318,12 @@ def _resolved(pick: exp.Expression, scan: list[exp.Ordered]) -> exp.Expression:
     key = pick.expression
     extreme = exp.Ordered(this=key.copy(), desc=isinstance(pick, exp.ArgMax) or None, nulls_first=False)
     return exp.Case(
-        ifs=[exp.If(this=exp.EQ(this=exp.Count(this=key.copy()), expression=exp.Literal.number(0)),
-                    true=_in_order(exp.Last, pick.this, scan))],
+        ifs=[
+            exp.If(
+                this=exp.EQ(this=exp.Count(this=key.copy()), expression=exp.Literal.number(0)),
+                true=_in_order(exp.Last, pick.this, scan),
+            )
+        ],
         default=_in_order(exp.First, pick.this, [extreme, *scan]),
     )
 

@@ -126,9 +126,7 @@ class GeminiProvider:
             code = int(exc.code or 0)
             if code in (408, 429) or code >= 500:
                 headers = getattr(getattr(exc, "response", None), "headers", None)
-                raise RetryableError(
-                    f"HTTP {code}: {exc.message or exc.status}", retry_after_seconds(headers)
-                ) from exc
+                raise RetryableError(f"HTTP {code}: {exc.message or exc.status}", retry_after_seconds(headers)) from exc
             raise PermanentError(f"HTTP {code}: {exc.message or exc.status}") from exc
         except (httpx2.TimeoutException, httpx2.TransportError) as exc:
             raise RetryableError(f"{type(exc).__name__}: {exc}") from exc
