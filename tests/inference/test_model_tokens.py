@@ -11,7 +11,15 @@ import tiktoken.registry
 from loft_warehouse import model_tokens as module
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.systems import load_systems
-from loft_warehouse.model_tokens import cache_key, joins_cleanly, model_tokens, parse_spec
+from loft_warehouse.model_tokens import (
+    CHARS_PER_TOKEN_CAP,
+    JOIN_SLACK,
+    PrefixCounter,
+    cache_key,
+    joins_cleanly,
+    model_tokens,
+    parse_spec,
+)
 from tests.inference.support import needs_tiktoken_files, openai_system, write_systems
 
 
@@ -48,7 +56,8 @@ def test_the_tokenizer_loads_offline_from_the_shared_files(monkeypatch):
 
 def test_bad_tokenizer_names_fail_naming_the_setting(tmp_path):
     for value in ("tiktoken:o200k", "sentencepiece:mistral", "o200k_base"):
-        with pytest.raises(ConfigurationError, match="is not supported; use one of tiktoken:cl100k_base"):
+        supported = "tiktoken:cl100k_base, tiktoken:o200k_base, gguf, gemini"
+        with pytest.raises(ConfigurationError, match=f"is not supported; use one of {supported}"):
             parse_spec(value)
     path = write_systems(tmp_path / "s.yaml", [openai_system(tokenizer="tiktoken:p50k_base")])
     with pytest.raises(ConfigurationError, match=r"systems\[0\] \(gpt-fixture\) tokenizer: tokenizer 'tiktoken:p50k"):
@@ -81,3 +90,43 @@ def test_chat_framing_counts_three_per_message_the_role_and_the_reply_priming(o2
     # user: 3 + 1 ("user") + 2 ("hello world"); assistant: 3 + 1 + 4 ("Final Answer: []"); +3.
     assert o200k.count_chat([("user", ["hello world"])]) == 9
     assert o200k.count_chat([("user", ["hello world"]), ("assistant", ["Final Answer: []"])]) == 17
+
+
+class WordCounter(PrefixCounter):
+    """Words as tokens, with the texts it was asked to count."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    def _count(self, text: str, first: bool) -> int:
+        self.asked.append(text)
+        return len(text.split()) + first
+
+
+def test_a_prefix_is_counted_once_and_a_join_near_the_limit_is_counted_whole():
+    counter = WordCounter()
+    prefix = "word " * 100
+    messages = [{"role": "user", "content": prefix + "a question"}]
+    assert counter.prompt_tokens("", prefix, messages, limit=500) == 103
+    assert counter.prompt_tokens("", prefix, messages, limit=500) == 103
+    assert counter.asked == [prefix, "a question", "a question"]
+    counter.asked.clear()
+    assert counter.prompt_tokens("", prefix, messages, limit=100) == 103  # within JOIN_SLACK: whole
+    assert counter.asked == ["a question", prefix + "a question"]
+
+
+def test_a_prefix_far_over_the_window_is_counted_on_its_start_only():
+    counter = WordCounter()
+    prefix = "word " * 1_000_000
+    messages = [{"role": "user", "content": prefix + "a question"}]
+    assert counter.prompt_tokens("", prefix, messages, limit=100) > 100
+    assert max(len(t) for t in counter.asked) == CHARS_PER_TOKEN_CAP * (100 + JOIN_SLACK)
+    # The same prefix under a window it may fit is counted whole.
+    assert counter.prompt_tokens("", prefix, messages, limit=2_000_000) == 1_000_003
+
+
+def test_provider_tokenizers_belong_to_their_provider(tmp_path):
+    path = write_systems(tmp_path / "s.yaml", [openai_system(tokenizer="gguf")])
+    with pytest.raises(ConfigurationError, match="gguf counts only for provider local, not openai"):
+        load_systems(path)

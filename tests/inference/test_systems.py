@@ -24,7 +24,8 @@ def test_the_shipped_file_loads_and_defaults_to_bm25_plus_api_systems():
     assert systems["bm25"].tasks == ("retrieval",)
     assert systems["gpt-4o"].max_output_tokens == 256
     assert systems["gpt-4o"].tokenizer == "tiktoken:o200k_base"
-    assert systems["gemini-1.5-pro"].tokenizer is None
+    assert systems["gemini-1.5-pro"].tokenizer == "gemini"
+    assert systems["gemma3-270m-local"].tokenizer == "gguf"
     assert systems["gemma3-270m-local"].max_output_tokens == 64
 
 

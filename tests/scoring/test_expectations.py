@@ -3,6 +3,8 @@ run and catch each kind of inconsistency they exist for."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from loft_warehouse.quality import run_suites
@@ -102,3 +104,9 @@ def test_suites_catch_corruptions(corruption: str) -> None:
     s.con.execute(statement)
     failures = _failures(s)
     assert failures[suite], f"{suite} missed: {corruption}"
+
+
+def test_suites_log_nothing_at_info(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    _failures(_scenario())
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("great_expectations")] == []

@@ -45,4 +45,7 @@ def test_dataset_selection(gold, root):
     assert gold_frame(root, "sql/sparc")["dataset"].unique().to_list() == ["sparc"]
     assert gold_frame(root, "rag/nq, sql/spider").height == 1034
     assert gold_frame(root, "retrieval/arguana").height == 0
+    # The selection as dbt hands over a YAML list, and the task wildcard.
+    assert gold_frame(root, ["rag/nq", "sql/spider"]).height == 1034
+    assert gold_frame(root, ["sql/*"]).height == gold_frame(root).height
     assert gold_frame(root, "").height == gold.height

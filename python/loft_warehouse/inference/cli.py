@@ -80,7 +80,7 @@ def _status(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from loft_warehouse.inference import fixture_server
 
-    fixture_server.main(["--latency", str(args.latency)])
+    fixture_server.main(["--latency", str(args.latency), "--port", str(args.port)])
     return 0
 
 
@@ -102,4 +102,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "fixture-server", help="serve the local OpenAI/Gemini stand-in on 127.0.0.1 (for dry runs)"
     )
     serve.add_argument("--latency", type=float, default=0.0, help="seconds per generation request")
+    serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
     serve.set_defaults(func=_serve)

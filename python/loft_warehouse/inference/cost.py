@@ -5,9 +5,10 @@ over the seed table seeds/model_prices.csv (matched by model name). The estimate
 tokens with the warehouse's SentencePiece counts (a provider's tokenizer differs by some
 percent) and `expected_output_tokens` per request, over the prompts that fit the system's
 window as the runner decides it (window.py: in the system's own tokenizer where it has one and
-the prefix texts are given); "with caching" charges each distinct prefix once at the input
-price and every other use of it at the cached-input price (cache storage fees are not
-included).
+the prefix texts are given; for Gemini's countTokens, a call, and a local GGUF vocabulary,
+which needs the optional local extra, SentencePiece decides);
+"with caching" charges each distinct prefix once at the input price and every other use of it
+at the cached-input price (cache storage fees are not included).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def _price(value: str | None, path: Path, row: int, column: str) -> float | None
     return price
 
 
-def read_price_rows(rows: list[dict[str, str]], path: Path) -> dict[str, Prices]:
+def read_price_rows(rows: list[dict[str, str | None]], path: Path) -> dict[str, Prices]:
     """Prices by model from seed rows (dicts with model and the three price columns)."""
     prices: dict[str, Prices] = {}
     for line, row in enumerate(rows, start=2):
@@ -83,7 +84,7 @@ def read_price_rows(rows: list[dict[str, str]], path: Path) -> dict[str, Prices]
 def load_prices(path: Path = PRICES_SEED) -> dict[str, Prices]:
     """The seed price table by model."""
     with open(path, encoding="utf-8", newline="") as handle:
-        return read_price_rows(list(csv.DictReader(handle)), path)
+        return read_price_rows([dict(row) for row in csv.DictReader(handle)], path)
 
 
 def prices_from_frame(frame: pl.DataFrame) -> dict[str, Prices]:
@@ -187,8 +188,8 @@ def estimate(
 
     prompts needs task, dataset, variant, prefix_id, n_tokens_prefix, n_tokens_total (method and
     stage default to cic / 1); with prefix texts by prefix_id (and prompt_id, head, suffix), a
-    system's `tokenizer` decides which prompts over its window in SentencePiece tokens fit, as
-    in the run. Rows a non-model step answers (bm25 top-k) cost nothing.
+    system's `tokenizer` decides which prompts fit its window, as in the run. Rows a non-model
+    step answers (bm25 top-k) cost nothing.
     """
     from loft_warehouse.inference.runner import executors
 
@@ -199,7 +200,8 @@ def estimate(
     for system in systems:
         for executor, in_scope in executors(system, scope(prompts, system, size)):
             prices = resolve_prices(executor, seed)
-            in_scope = ContextWindow(executor, data_dir).split(in_scope, prefixes, segments).fit
+            window = ContextWindow(executor, data_dir, estimate=True)
+            in_scope = window.split(in_scope, prefixes, segments).fit
             if in_scope.height == 0:
                 continue
             # A provider caches a prompt's start: only prompts that open with their prefix share it.
@@ -286,7 +288,7 @@ def later_stages(
             elif stage.parse == "verdict":
                 documents = CITED_DOCUMENTS
             elif chosen.chunked:
-                documents = design.icr_pages * float(group["calls"].mean())
+                documents = design.icr_pages * float(group.select(pl.col("calls").mean()).item())
             else:
                 documents = design.icr_pages
             n_requests = n_queries * (design.verify_candidates if stage.parse == "verdict" else 1)
@@ -308,7 +310,7 @@ def format_estimate(table: pl.DataFrame) -> str:
     )
     lines = [header, "-" * len(header)]
 
-    def money(value: float | None) -> str:
+    def money(value: object) -> str:
         return "unknown" if value is None else f"{value:,.2f}"
 
     for row in table.iter_rows(named=True):
@@ -324,7 +326,7 @@ def format_estimate(table: pl.DataFrame) -> str:
         cached = group["cost_usd_with_cache"]
         lines.append(
             f"{'total ' + system[0]:<22} {'':<5} {'':<22} {'':<30} {'':>5} {group['n_requests'].sum():>8} "
-            f"{group['input_tokens'].sum() / 1e6:>10.3f} "
+            f"{float(group['input_tokens'].sum()) / 1e6:>10.3f} "
             f"{money(None if no_cache.null_count() else no_cache.sum()):>11} "
             f"{money(None if cached.null_count() else cached.sum()):>10}"
         )
@@ -344,7 +346,7 @@ def check_limit(estimated_usd: float | None, max_cost_usd: float | None, what: s
         )
 
 
-def parse_limit(value: object) -> float | None:
+def parse_limit(value: Any) -> float | None:
     """max_cost_usd from a dbt var / env value ('' or None = no limit)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None

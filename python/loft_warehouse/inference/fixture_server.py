@@ -332,24 +332,24 @@ class _Server(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that gave up (timeout) leaves a broken pipe: expected, not worth a trace."""
 
-    def __init__(self, state: FixtureState) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, state: FixtureState, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.state = state
 
 
 class FixtureServer:
-    """The fixture on an ephemeral 127.0.0.1 port, serving from a background thread."""
+    """The fixture on a 127.0.0.1 port (0: an ephemeral one), serving from a background thread."""
 
-    def __init__(self, state: FixtureState | None = None) -> None:
+    def __init__(self, state: FixtureState | None = None, port: int = 0) -> None:
         self.state = state or FixtureState()
-        self._server = _Server(self.state)
+        self._server = _Server(self.state, port)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def url(self) -> str:
         """Root URL; OpenAI clients use f'{url}/v1', Gemini clients the root."""
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def start(self) -> FixtureServer:
         self._thread.start()
@@ -370,8 +370,9 @@ def main(argv: list[str] | None = None) -> None:
     """Serve the fixture in the foreground (for a dry-run build pointed at it)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per generation request")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
     args = parser.parse_args(argv)
-    server = FixtureServer(FixtureState(latency_s=args.latency)).start()
+    server = FixtureServer(FixtureState(latency_s=args.latency), args.port).start()
     print(f"fixture serving on {server.url} (OpenAI base_url {server.url}/v1)", flush=True)
     try:
         while True:

@@ -12,16 +12,18 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import tenacity
 from tenacity.wait import wait_base
 
+from loft_warehouse import interrupts
 from loft_warehouse.inference.providers.base import RetryableError
 
 T = TypeVar("T")
+R = TypeVar("R")
 BURST_SECONDS = 10.0
 
 
@@ -115,6 +117,7 @@ def call_with_retries(action: Callable[[], T], policy: RetryPolicy) -> tuple[T, 
         stop=tenacity.stop_after_attempt(max(1, policy.max_attempts)),
         wait=wait_retry_after(policy.initial_s, policy.max_s, policy.jitter_s),
         retry=tenacity.retry_if_exception_type(RetryableError),
+        sleep=_sleep_unless_stopped,
         reraise=True,
     )
     attempts = 0
@@ -131,13 +134,68 @@ def call_with_retries(action: Callable[[], T], policy: RetryPolicy) -> tuple[T, 
         raise
 
 
+def _sleep_unless_stopped(seconds: float) -> None:
+    """A backoff wait that Ctrl-C cuts short."""
+    if interrupts.STOP.wait(seconds):
+        interrupts.check("a retry backoff")
+
+
+def map_stoppable(function: Callable[[T], R], items: Sequence[T], workers: int, grace_s: float = 5.0) -> list[R]:
+    """[function(item) for item in items] on `workers` daemon threads, stopping within seconds
+    of Ctrl-C (interrupts.STOP): no new item starts, workers get `grace_s` to reach a check
+    point, and Interrupted is raised. Daemon threads, unlike an executor's, never hold the
+    process open on a call still in flight. The first error stops the others and is raised.
+    """
+    results: list[R | None] = [None] * len(items)
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    position = 0
+
+    def work() -> None:
+        nonlocal position
+        while True:
+            with lock:
+                if errors or interrupts.STOP.is_set() or position >= len(items):
+                    return
+                index = position
+                position += 1
+            try:
+                results[index] = function(items[index])
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
+                with lock:
+                    errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(max(1, min(workers, len(items))))]
+    for thread in threads:
+        thread.start()
+    while any(t.is_alive() for t in threads) and not interrupts.STOP.is_set():
+        for thread in threads:
+            thread.join(timeout=0.2)
+    if interrupts.STOP.is_set():
+        deadline = time.monotonic() + grace_s
+        for thread in threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        interrupts.check("inference")
+    if errors:
+        raise errors[0]
+    return cast(list[R], results)
+
+
 def emit_stderr(line: str) -> None:
     """Default sink for progress and warning lines."""
     print(line, file=sys.stderr, flush=True)
 
 
+def _duration(seconds: float) -> str:
+    whole = int(round(seconds))
+    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
+
+
 class Progress:
-    """done / total, rate and cost so far, printed at most every `interval_s` and at the end."""
+    """done / total, rate, ETA, errors and cost so far: a tqdm bar when the lines go to a
+    terminal, else a line every `interval_s` (build logs), even while a long call is still
+    out, and one at the end."""
 
     def __init__(
         self,
@@ -146,35 +204,72 @@ class Progress:
         emit: Callable[[str], None] = emit_stderr,
         interval_s: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
+        unit: str = "req",
+        costs: bool = True,
+        heartbeat: bool = True,
     ) -> None:
         self.label = label
         self.total = total
         self.emit = emit
         self.interval_s = interval_s
         self.clock = clock
+        self.unit = unit
+        self.costs = costs
         self.started = clock()
         self._last = self.started
         self.done = 0
         self.errors = 0
         self.cost_usd = 0.0
         self._lock = threading.Lock()
+        self._bar = None
+        if emit is emit_stderr and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, desc=label, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
+        self._finished = threading.Event()
+        if heartbeat:
+            threading.Thread(target=self._beat, name="loft-progress", daemon=True).start()
+
+    def _beat(self) -> None:
+        """Between answers too: redraw the bar, or print a line once `interval_s` has passed."""
+        while not self._finished.wait(min(self.interval_s, 1.0)):
+            with self._lock:
+                if self._bar is not None:
+                    self._bar.refresh()
+                    continue
+                now = self.clock()
+                if now - self._last < self.interval_s:
+                    continue
+                self._last = now
+            self.emit(self.line())
 
     def line(self) -> str:
         elapsed = max(self.clock() - self.started, 1e-9)
-        return (
-            f"{self.label}: {self.done}/{self.total} done, {self.done / elapsed:.1f} req/s, "
-            f"{self.errors} error(s), cost so far ${self.cost_usd:,.4f}"
-        )
+        rate = self.done / elapsed
+        left = self.total - self.done
+        eta = "done" if left <= 0 else (f"ETA {_duration(left / rate)}" if rate > 0 else "ETA unknown")
+        parts = [f"{self.label}: {self.done}/{self.total} done", f"{rate:.2f} {self.unit}/s", eta]
+        if self.costs:
+            parts += [f"{self.errors} error(s)", f"cost so far ${self.cost_usd:,.4f}"]
+        return ", ".join(parts)
 
-    def tick(self, status: str, cost_usd: float | None) -> None:
+    def tick(self, status: str = "ok", cost_usd: float | None = None) -> None:
         with self._lock:
             self.done += 1
             self.errors += status == "error"
             self.cost_usd += cost_usd or 0.0
+            if self._bar is not None:
+                self._bar.update(1)
+                if self.costs:
+                    self._bar.set_postfix_str(f"{self.errors} err, ${self.cost_usd:,.4f}", refresh=False)
+                return
             now = self.clock()
             if now - self._last >= self.interval_s and self.done < self.total:
                 self._last = now
                 self.emit(self.line())
 
     def finish(self) -> None:
+        self._finished.set()
+        if self._bar is not None:
+            self._bar.close()
         self.emit(self.line())

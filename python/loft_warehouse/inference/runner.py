@@ -16,12 +16,12 @@ import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
 
+from loft_warehouse import interrupts
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost
 from loft_warehouse.inference.flow import (
@@ -30,6 +30,7 @@ from loft_warehouse.inference.flow import (
     RetryPolicy,
     call_with_retries,
     emit_stderr,
+    map_stoppable,
 )
 from loft_warehouse.inference.messages import build_messages
 from loft_warehouse.inference.providers.base import (
@@ -44,7 +45,7 @@ from loft_warehouse.inference.systems import API_PROVIDERS, Prices, System, scop
 from loft_warehouse.inference.window import ContextWindow
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
 
-RESPONSE_SCHEMA = {
+RESPONSE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "system": pl.String,
     **PROMPT_KEY_SCHEMA,
     "request_key": pl.String,
@@ -266,7 +267,8 @@ class SystemRun:
 
     def call(self, request: Request) -> StoredResponse:
         """Send one request with limits and retries; the outcome is stored before it is used."""
-        assert self.provider is not None
+        provider = self.provider
+        assert provider is not None
         last_start = time.monotonic()
 
         def attempt() -> Completion:
@@ -274,7 +276,7 @@ class SystemRun:
             self.limiter.acquire(request.n_tokens)
             with self.slots:
                 last_start = time.monotonic()
-                return self.provider.complete(request)
+                return provider.complete(request)
 
         response = _row_response(request.row, self.system, "error", request.key)
         try:
@@ -296,6 +298,8 @@ class SystemRun:
                 cost_usd=cost.actual_cost(self.prices, input_tokens, cached, output),
             )
         except (RetryableError, PermanentError) as exc:
+            # A call cut off by Ctrl-C (its client closed) is not the request's outcome.
+            interrupts.check("inference")
             response = replace(response, attempts=getattr(exc, "attempts", 1), error=self.scrub(str(exc))[:2000])
         response = replace(response, latency_s=round(time.monotonic() - last_start, 6), created_at=now_utc())
         self.store.put(response)
@@ -345,6 +349,7 @@ class SystemRun:
         answers: list[list[Any]] = []
         out: list[Outcome] = []
         for row in conversation.rows:
+            interrupts.check("inference")
             request = self.turn_request(row, answers)
             stored = self.once(request)
             out.append(({**row, "system": self.report_as}, stored))
@@ -365,12 +370,16 @@ class SystemRun:
         self.provider = make_provider(self.system, self.inputs)
         label = self.system.name if self.report_as == self.system.name else f"{self.system.name} for {self.report_as}"
         self.progress = Progress(f"inference {label}", n_pending, self.emit)
+        interrupts.arm()
         try:
-            with ThreadPoolExecutor(max_workers=self.workers()) as pool:
-                results = list(pool.map(self.converse, conversations))
+            results = map_stoppable(self.converse, conversations, self.workers())
+        except interrupts.Interrupted as exc:
+            raise interrupts.Interrupted(
+                f"{label}: interrupted after {len(self.sent_this_run)} response(s) stored this run; {interrupts.RESUME}"
+            ) from exc
         finally:
-            self.provider.close()
             self.progress.finish()
+            self.provider.close()
         if self.skipped_when_sent:
             self.emit(
                 f"{self.system.name}: {self.skipped_when_sent} more prompt(s) skipped_too_long with their earlier "
@@ -467,8 +476,8 @@ def run(
             split = window.split(rows, inputs.prefixes, inputs.segments)
             if split.counted:
                 emit(
-                    f"{system.name}: {split.counted} prompt(s) over {window.limit} SentencePiece tokens counted in "
-                    f"{window.unit}: {split.counted - split.too_long.height} fit"
+                    f"{system.name}: {split.counted} prompt(s) counted in {window.unit} tokens: "
+                    f"{split.counted - split.too_long.height} within {window.limit}"
                 )
             if split.too_long.height:
                 limit = f"{window.limit} {window.unit} tokens"

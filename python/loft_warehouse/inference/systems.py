@@ -16,11 +16,13 @@ import polars as pl
 import yaml
 
 from loft_warehouse.errors import ConfigurationError
-from loft_warehouse.model_tokens import parse_spec
+from loft_warehouse.model_tokens import PROVIDER_TOKENIZERS, parse_spec
 from loft_warehouse.settings import PROJECT_ROOT
 
 DEFAULT_SYSTEMS_FILE = Path(__file__).with_name("systems.yaml")
 PROVIDERS = ("gemini", "openai", "openai_compatible", "local", "bm25")
+# The tokenizer a provider counts in when a system names none (its own, see window.py).
+DEFAULT_TOKENIZERS = {"local": "gguf", "gemini": "gemini"}
 API_PROVIDERS = ("gemini", "openai", "openai_compatible")
 
 
@@ -121,6 +123,19 @@ def _merge(defaults: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _tokenizer(merged: dict[str, Any], where: str) -> str | None:
+    """The system's `tokenizer`: as set, else its provider's own (local: gguf, gemini: gemini)."""
+    provider = merged["provider"]
+    value = merged.get("tokenizer") or DEFAULT_TOKENIZERS.get(provider)
+    if not value:
+        return None
+    spec = parse_spec(value, where)
+    needs = PROVIDER_TOKENIZERS.get(spec.kind)
+    if needs is not None and needs != provider:
+        raise ConfigurationError(f"{where}: {spec} counts only for provider {needs}, not {provider}")
+    return str(spec)
+
+
 def _system(entry: dict[str, Any], defaults: dict[str, Any], path: Path, index: int) -> System:
     where = f"{path}: systems[{index}]"
     if not isinstance(entry, dict) or "name" not in entry:
@@ -137,10 +152,7 @@ def _system(entry: dict[str, Any], defaults: dict[str, Any], path: Path, index: 
     for key in ("sizes", "tasks", "datasets", "variants"):
         merged[key] = tuple(str(v) for v in merged.get(key) or ())
     merged.setdefault("model", merged["name"])
-    if merged.get("tokenizer"):
-        merged["tokenizer"] = str(parse_spec(merged["tokenizer"], f"{where} ({entry['name']}) tokenizer"))
-    else:
-        merged["tokenizer"] = None
+    merged["tokenizer"] = _tokenizer(merged, f"{where} ({entry['name']}) tokenizer")
     try:
         return System(prices=Prices(**prices), **merged)
     except TypeError as exc:

@@ -1,24 +1,28 @@
 """Which prompts fit a system's context window (minus max_output_tokens).
 
-prompts.n_tokens_total is a SentencePiece count. A prompt within the window in it is sent
-without further work. Over the window, a system without a `tokenizer` skips it
-(skipped_too_long); a system with one counts the prompt again as it is sent (head + prefix +
-suffix as chat messages) in its own tokens, and only that count decides. A multi-turn prompt
-depends on the model's earlier answers: before the run it is counted with empty answers (the
-shortest fill), and one that fits then is counted again with the real answers when sent.
+prompts.n_tokens_total is a SentencePiece count. A system without a `tokenizer` is decided on
+it. A system with one (tiktoken for OpenAI models, `gguf` for a local model, set by default,
+`gemini` for Gemini when its key is set, also by default) counts every prompt again as it is
+sent (head + prefix + suffix, as chat messages or one completion text) in its own tokens, and
+only that count decides; Gemini's countTokens is an API call, so only prompts over
+GEMINI_RECOUNT_SHARE of the window in SentencePiece are counted with it (no LOFT prompt is
+that far apart in the two vocabularies). A multi-turn prompt depends on the model's earlier
+answers: before the run it is counted with empty answers (the shortest fill), and one that
+fits then is counted again with the real answers when sent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import polars as pl
 
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.messages import build_messages
 from loft_warehouse.inference.systems import System
-from loft_warehouse.model_tokens import ModelTokens, model_tokens
+from loft_warehouse.model_tokens import GeminiTokens, GgufTokens, TokenCounter, model_tokens, parse_spec
 from loft_warehouse.prompts.multiturn import placeholder_turns
 
 
@@ -27,7 +31,7 @@ class WindowSplit:
     """Prompt rows that go on (fit), rows skipped_too_long, and what decided it.
 
     recheck: prompt_ids of multi-turn rows to count again with the real answers when sent;
-    counted: rows counted in the system's tokenizer (over the window in SentencePiece).
+    counted: rows counted in the system's tokenizer.
     """
 
     fit: pl.DataFrame
@@ -36,35 +40,75 @@ class WindowSplit:
     counted: int = 0
 
 
+GEMINI_RECOUNT_SHARE = 0.9
+_GGUF: dict[str, GgufTokens] = {}
+
+
+def system_counter(system: System, data_dir: str | None = None) -> TokenCounter:
+    """The counter of a system's `tokenizer` setting (loaded once per process where it can be)."""
+    where = f"system {system.name} (systems.yaml `tokenizer`)"
+    spec = parse_spec(system.tokenizer or "", where)
+    if spec.kind == "gguf":
+        from loft_warehouse.inference.providers.local import llama_available, weights_path
+
+        if not llama_available():
+            raise ConfigurationError(f"{where}: gguf needs llama-cpp-python: make setup-local")
+        path = str(weights_path(system.options))
+        if path not in _GGUF:
+            _GGUF[path] = GgufTokens(Path(path))
+        return _GGUF[path]
+    if spec.kind == "gemini":
+        from loft_warehouse.inference.providers.gemini import token_counter
+
+        return GeminiTokens(token_counter(system))
+    return model_tokens(str(spec), data_dir, where)
+
+
+def _for_estimate(tokenizer: str) -> str | None:
+    """The tokenizer a cost estimate uses: tiktoken; not Gemini's (an API call) or a GGUF
+    vocabulary (the optional local extra; local calls cost nothing anyway)."""
+    return tokenizer if parse_spec(tokenizer).kind == "tiktoken" else None
+
+
 class ContextWindow:
     """The window check of one system; its tokenizer is loaded only when a prompt needs it."""
 
-    def __init__(self, system: System, data_dir: str | None = None) -> None:
+    def __init__(self, system: System, data_dir: str | None = None, estimate: bool = False) -> None:
+        """estimate=True: for a cost estimate (see _for_estimate); SentencePiece decides otherwise."""
         self.system = system
         self.data_dir = data_dir
+        self.tokenizer = _for_estimate(system.tokenizer) if estimate and system.tokenizer else system.tokenizer
         self.limit = system.context_window - system.max_output_tokens if system.context_window else None
-        self._tokens: ModelTokens | None = None
+        self._tokens: TokenCounter | None = None
 
     @property
     def unit(self) -> str:
         """The tokens the skip decisions are counted in (for log lines)."""
-        return self.system.tokenizer.partition(":")[2] if self.system.tokenizer else "SentencePiece"
+        if not self.tokenizer:
+            return "SentencePiece"
+        spec = parse_spec(self.tokenizer)
+        return {"gguf": "GGUF", "gemini": "Gemini"}.get(spec.kind, spec.name)
 
-    def tokens(self) -> ModelTokens:
+    def tokens(self) -> TokenCounter:
         if self._tokens is None:
-            where = f"system {self.system.name} (systems.yaml `tokenizer`)"
-            self._tokens = model_tokens(self.system.tokenizer or "", self.data_dir, where)
+            self._tokens = system_counter(self.system, self.data_dir)
         return self._tokens
 
     def over(self, head: str, prefix: str, messages: Sequence[Mapping[str, str]]) -> bool:
         """Whether messages (the first starting with head + prefix) overflow the window in the
         system's tokens; head and prefix are counted as parts so a prefix is encoded once."""
-        first = messages[0]["content"]
-        if not first.startswith(head + prefix):
+        if not messages[0]["content"].startswith(head + prefix):
             raise ValueError("the first message must start with the head and the prefix")
-        parts = [(messages[0]["role"], (head, prefix, first[len(head) + len(prefix) :]))]
-        parts += [(m["role"], (m["content"],)) for m in messages[1:]]
-        return self.limit is not None and self.tokens().count_chat(parts) > self.limit
+        if self.limit is None:
+            return False
+        return self.tokens().prompt_tokens(head, prefix, messages, self.limit) > self.limit
+
+    def _to_count(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """The rows the system's tokenizer decides (all of them but for Gemini, see above)."""
+        assert self.limit is not None and self.tokenizer
+        if parse_spec(self.tokenizer).kind == "gemini":
+            return rows.filter(pl.col("n_tokens_total") > GEMINI_RECOUNT_SHARE * self.limit)
+        return rows
 
     def split(
         self, rows: pl.DataFrame, prefixes: Mapping[str, str] | None, segments: Mapping[str, str] | None = None
@@ -76,13 +120,13 @@ class ContextWindow:
         """
         if self.limit is None:
             return WindowSplit(rows, rows.clear())
-        over = pl.col("n_tokens_total") > self.limit
-        suspects = rows.filter(over)
-        if suspects.height == 0 or not self.system.tokenizer or prefixes is None:
-            return WindowSplit(rows.filter(~over), suspects)
-        too_long: list[str] = []
+        if not self.tokenizer or prefixes is None:
+            over = pl.col("n_tokens_total") > self.limit
+            return WindowSplit(rows.filter(~over), rows.filter(over))
+        counted = self._to_count(rows)
+        too_long: set[str] = set()
         recheck: set[str] = set()
-        for row in suspects.iter_rows(named=True):
+        for row in counted.iter_rows(named=True):
             try:
                 prefix = prefixes[row["prefix_id"]]
             except KeyError as exc:
@@ -92,8 +136,8 @@ class ContextWindow:
             turns = placeholder_turns(after)
             messages = build_messages(head + prefix, after, [[]] * (max(turns, default=-1) + 1))
             if self.over(head, prefix, messages):
-                too_long.append(row["prompt_id"])
+                too_long.add(row["prompt_id"])
             elif turns:
                 recheck.add(row["prompt_id"])
-        skipped = pl.col("prompt_id").is_in(too_long)
-        return WindowSplit(rows.filter(~skipped), rows.filter(skipped), frozenset(recheck), suspects.height)
+        skipped = pl.col("prompt_id").is_in(list(too_long))
+        return WindowSplit(rows.filter(~skipped), rows.filter(skipped), frozenset(recheck), counted.height)

@@ -31,7 +31,7 @@ from loft_warehouse.prompts.inputs import Collection, Query, collections
 from loft_warehouse.prompts.store import PROMPT_SCHEMA, PartCounts, PromptTokens, prefix_id, prompt_id
 from loft_warehouse.tokens import TokenCounter
 
-STAGE2_SCHEMA = {
+STAGE2_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "system": pl.String,
     **PROMPT_SCHEMA,
     "prefix_text": pl.String,

@@ -39,7 +39,7 @@ from loft_warehouse.tokens import TokenCounter, counter
 if TYPE_CHECKING:
     from loft_warehouse.design import Design
 
-PREFIX_SCHEMA = {
+PREFIX_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "prefix_id": pl.String,
     "task": pl.String,
     "dataset": pl.String,
@@ -52,7 +52,7 @@ PREFIX_SCHEMA = {
     "n_chars": pl.Int64,
 }
 # The key of a prompt row; responses, imports and predictions carry it too.
-PROMPT_KEY_SCHEMA = {
+PROMPT_KEY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "prompt_id": pl.String,
     "task": pl.String,
     "dataset": pl.String,
@@ -65,13 +65,13 @@ PROMPT_KEY_SCHEMA = {
     "turn": pl.Int64,
     "call_index": pl.Int64,
 }
-POSITION_SCHEMA = {
+POSITION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "gold_positions": pl.List(pl.Int64),
     "gold_depth": pl.Float64,
     "gold_token_offset": pl.Int64,
     "n_documents": pl.Int64,
 }
-PROMPT_SCHEMA = {
+PROMPT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     **PROMPT_KEY_SCHEMA,
     "n_turns": pl.Int64,
     "prefix_id": pl.String,
@@ -86,13 +86,13 @@ PROMPT_SCHEMA = {
     **POSITION_SCHEMA,
     "payload": pl.String,
 }
-SEGMENT_SCHEMA = {
+SEGMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "segment_id": pl.String,
     "text": pl.String,
     "n_tokens": pl.Int64,
     "n_chars": pl.Int64,
 }
-VARIANT_SCHEMA = {
+VARIANT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "task": pl.String,
     "dataset": pl.String,
     "variant": pl.String,
@@ -106,7 +106,7 @@ VARIANT_SCHEMA = {
     "document_tokens": pl.Int64,
     "answer_tokens": pl.Int64,
 }
-DOC_ID_SCHEMA = {
+DOC_ID_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "task": pl.String,
     "dataset": pl.String,
     "corpus_id": pl.String,

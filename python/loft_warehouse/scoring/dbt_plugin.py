@@ -1,19 +1,27 @@
 """dbt-duckdb plugin: registers the scoring functions on every connection dbt opens.
 
 Named in profiles.yml (`plugins: [{module: loft_warehouse.scoring.dbt_plugin}]`), so the SQL
-scoring models can call `loft_parse_loft(...)` and friends like built-in functions.
+scoring models can call `loft_parse_loft(...)` and friends like built-in functions. Loading it
+also arms Ctrl-C for the Python models (interrupts.py), early enough for dbt's main thread to
+take that up before it starts waiting for them.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from dbt.adapters.duckdb.plugins import BasePlugin
 from duckdb import DuckDBPyConnection
 
+from loft_warehouse import interrupts
 from loft_warehouse.scoring.duckdb_functions import register
 
 
 class Plugin(BasePlugin):
     """Adds the scoring functions when dbt configures a connection."""
+
+    def initialize(self, plugin_config: dict[str, Any]) -> None:
+        interrupts.arm()
 
     def configure_connection(self, conn: DuckDBPyConnection) -> None:
         register(conn)

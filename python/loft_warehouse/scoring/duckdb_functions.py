@@ -16,6 +16,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+from duckdb.func import FunctionNullHandling, PythonUDFType
 from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
 
 from loft_warehouse.scoring import intervals, metrics, normalize, parse
@@ -149,8 +150,8 @@ def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             spec.udf(),
             spec.parameters,
             spec.returns,
-            type="arrow",
-            null_handling="special",
+            type=PythonUDFType.ARROW,
+            null_handling=FunctionNullHandling.SPECIAL,
             side_effects=False,
         )
     return con

@@ -46,7 +46,7 @@ TASKS = ("retrieval", "rag", "sql", "icl")
 SPLITS = ("dev", "test")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 
-LANDED_SCHEMA = {
+LANDED_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "system": pl.String,
     "task": pl.String,
     "dataset": pl.String,
@@ -63,7 +63,7 @@ LANDED_SCHEMA = {
     "import_file": pl.String,
     "import_line": pl.Int64,
 }
-IMPORTED_SCHEMA = {
+IMPORTED_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "system": pl.String,
     **PROMPT_KEY_SCHEMA,
     "n_turns": pl.Int64,

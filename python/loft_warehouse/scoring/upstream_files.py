@@ -45,7 +45,7 @@ TASK_TYPES: dict[str, tuple[str, bool]] = {
     "icl": ("icl", False),
 }
 # The queries mart's columns (as staging lands them) and is_multi_answer: what scoring reads.
-SCORED_QUERY_SCHEMA = {
+SCORED_QUERY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     **{name: QUERY_SCHEMA[name] for name in ("task", "dataset", "corpus_id")},
     "split": pl.String,
     **{
@@ -120,6 +120,7 @@ def known_queries(queries: pl.DataFrame) -> dict[str, Known]:
     ordered = queries.sort("upstream_qid", "turn")
     for (upstream_qid,), group in ordered.group_by("upstream_qid", maintain_order=True):
         first = group.row(0, named=True)
+        golds: list[Any]
         if first["task"] == "retrieval":
             golds = [list(p or []) for p in group["gold_pids"].to_list()]
         else:

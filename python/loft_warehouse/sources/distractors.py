@@ -46,7 +46,7 @@ def take_count(limit: int) -> Callable[[Iterator[Document]], list[Document]]:
     """The first `limit` documents of a draw."""
 
     def take(drawn: Iterator[Document]) -> list[Document]:
-        kept = []
+        kept: list[Document] = []
         for document in drawn:
             if len(kept) == limit:
                 break

@@ -68,7 +68,8 @@ def load(spec: DatasetSpec, root: Path) -> SourceData:
     ordered: dict[str, list[str]] = {}
     for row, record in read_jsonl(path):
         require(record, ("question", "answers", "ctxs"), path, row)
-        gold, distractors = [], []
+        gold: list[str] = []
+        distractors: list[str] = []
         for context in _contexts(record, path, row):
             pid = pool.add(str(context["title"]), str(context["text"]), row)
             (gold if context["isgold"] else distractors).append(pid)

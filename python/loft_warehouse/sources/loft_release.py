@@ -82,7 +82,7 @@ def query_from_record(task: str, record: dict[str, Any], split: str, path: Path,
     elif task == "sql":
         query.gold = [_sql_rows(a, path, row, qid, t) for t, a in enumerate(answers)]
         query.db_id = metadata.get("db_id")
-        sql = metadata.get("sql_query")
+        sql: Any = metadata.get("sql_query")
         query.gold_sql = sql if isinstance(sql, list) else [sql] * len(turns)
         query.corpus_id = query.db_id
         query.gold_pids = [[str(p) for p in metadata.get("candidate_pids") or []]] * len(turns)
@@ -128,7 +128,7 @@ def _load_icl(folder: Path) -> SourceData:
                 source_row=row,
             )
         )
-    queries = []
+    queries: list[Query] = []
     for split in SPLITS:
         path = folder / f"{split}_queries.json"
         if path.exists():
@@ -157,7 +157,7 @@ def load(task: str, folder: Path) -> SourceData:
                 source_row=row,
             )
         )
-    queries = []
+    queries: list[Query] = []
     for split in SPLITS:
         path = folder / f"{split}_queries.jsonl"
         if path.exists():

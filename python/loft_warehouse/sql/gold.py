@@ -44,7 +44,8 @@ import duckdb
 import polars as pl
 from sqlglot import exp
 
-from loft_warehouse import settings
+from loft_warehouse import registry, settings
+from loft_warehouse.inference.flow import Progress
 from loft_warehouse.readers import read_json
 from loft_warehouse.sources import sparc, spider
 from loft_warehouse.sql import databases, rewrite
@@ -146,7 +147,7 @@ def run_sqlite(con: sqlite3.Connection, sql: str, timeout_s: float = TIMEOUT_S) 
     return Execution("ok" if rows else "empty", rows)
 
 
-def _order_terms(select: exp.Select) -> list[exp.Expression]:
+def _order_terms(select: exp.Select) -> list[exp.Expr]:
     """ORDER BY terms as expressions over the FROM clause (aliases and ordinals resolved)."""
     projections = select.expressions
     terms = []
@@ -160,7 +161,7 @@ def _order_terms(select: exp.Select) -> list[exp.Expression]:
     return terms
 
 
-def sort_keys(con: duckdb.DuckDBPyConnection, tree: exp.Expression) -> list[tuple] | None:
+def sort_keys(con: duckdb.DuckDBPyConnection, tree: exp.Expr) -> list[tuple] | None:
     """The ORDER BY keys of every row the query would return without its LIMIT/OFFSET.
 
     None when the top level is not a plain SELECT with ORDER BY (set operations are not
@@ -181,7 +182,7 @@ def sort_keys(con: duckdb.DuckDBPyConnection, tree: exp.Expression) -> list[tupl
     return [tuple(canonical(v) for v in row[width:]) for row in result.rows]
 
 
-def _limit(tree: exp.Expression) -> tuple[int, int] | None:
+def _limit(tree: exp.Expr) -> tuple[int, int] | None:
     limit = tree.args.get("limit")
     if limit is None:
         return None
@@ -195,7 +196,7 @@ def _limit(tree: exp.Expression) -> tuple[int, int] | None:
     return n, skip
 
 
-def unordered_limit_drops_rows(con: duckdb.DuckDBPyConnection, tree: exp.Expression) -> bool:
+def unordered_limit_drops_rows(con: duckdb.DuckDBPyConnection, tree: exp.Expr) -> bool:
     """True when a top-level LIMIT without ORDER BY keeps only some of the rows (any rows)."""
     limit = _limit(tree)
     if limit is None or tree.args.get("order"):
@@ -266,7 +267,7 @@ def _loose(value: Any) -> Any:
     return value
 
 
-def picks_arbitrary_row(con: duckdb.DuckDBPyConnection, tree: exp.Expression) -> bool:
+def picks_arbitrary_row(con: duckdb.DuckDBPyConnection, tree: exp.Expr) -> bool:
     """True when resolving ANY_VALUE/ARG_MAX/ARG_MIN picks differently changes the rows."""
     probes = rewrite.arbitrary_row_probes(tree)
     if probes is None:
@@ -336,15 +337,15 @@ def execute_sql(
     both_ran = duck.status != "error" and lite.status != "error"
     agree_multiset = both_ran and Counter(a) == Counter(b)
     ordered = tree is not None and bool(tree.args.get("order"))
-    keys = sort_keys(duck_con, tree) if ordered and duck.status == "ok" else None
+    keys = sort_keys(duck_con, tree) if tree is not None and ordered and duck.status == "ok" else None
     agree_ordered = (a == b) if ordered and both_ran else None
     ties_ok = bool(agree_ordered is False and keys is not None and same_order_up_to_ties(a, b, keys))
     ordered_ok = agree_ordered is not False or ties_ok
     limit = _limit(tree) if tree is not None else None
     tie_at_limit = bool(keys and limit and cuts_through_ties(keys, *limit)) or (
-        duck.status == "ok" and unordered_limit_drops_rows(duck_con, tree)
+        tree is not None and duck.status == "ok" and unordered_limit_drops_rows(duck_con, tree)
     )
-    arbitrary = duck.status == "ok" and picks_arbitrary_row(duck_con, tree)
+    arbitrary = tree is not None and duck.status == "ok" and picks_arbitrary_row(duck_con, tree)
     reason = _exclusion(duck, tie_at_limit, arbitrary, agree_multiset and ordered_ok)
     return {
         "duckdb_sql": duckdb_sql,
@@ -390,12 +391,15 @@ def execute_all(root: Path) -> list[dict[str, Any]]:
     lite_cons: dict[str, sqlite3.Connection] = {}
     done: dict[tuple[str, str], dict[str, Any]] = {}
     rows = []
-    for query in gold_queries(root):
+    queries = gold_queries(root)
+    progress = Progress("SQL gold execution", len(queries), unit="query", costs=False)
+    for query in queries:
+        progress.tick()
         key = (query.db_id, query.gold_sql)
         schema = all_schemas.get(query.db_id)
         if key not in done and schema is None:
             done[key] = _missing_database(query)
-        elif key not in done:
+        elif key not in done and schema is not None:
             if query.db_id not in lite_cons:
                 lite_cons[query.db_id] = databases.sqlite_database(root, query.db_id)
             duck_con = databases.duckdb_database(root, query.db_id).cursor()
@@ -415,6 +419,7 @@ def execute_all(root: Path) -> list[dict[str, Any]]:
         )
     for con in lite_cons.values():
         con.close()
+    progress.finish()
     failing = {(r["dataset"], r["qid"]) for r in rows if not r["eligible"]}
     for r in rows:
         r["query_eligible"] = (r["dataset"], r["qid"]) not in failing
@@ -425,15 +430,17 @@ _FRAMES: dict[str, pl.DataFrame] = {}
 _FRAMES_LOCK = threading.Lock()
 
 
-def gold_frame(data_dir: str | Path | None = None, datasets: str | None = None) -> pl.DataFrame:
+def gold_frame(data_dir: str | Path | None = None, datasets: str | list[str] | None = None) -> pl.DataFrame:
     """The gold-execution table (see the module docstring), memoised per process and data root.
 
-    datasets: the build's "task/dataset" selection (comma-separated, empty = all); only the
-    SQL datasets named there are kept, and none are executed when it names no SQL dataset.
+    datasets: the build's "task/dataset" selection (a comma-separated string or a list, "sql/*"
+    for every SQL dataset, empty = all); only the SQL datasets named there are kept, and none
+    are executed when it names no SQL dataset.
     """
-    wanted = {d.strip() for d in (datasets or "").split(",") if d.strip()}
-    keep = {d.split("/", 1)[1] for d in wanted if d.startswith("sql/")}
-    if wanted and not keep:
+    wanted = registry.parse_selection(datasets)
+    every = "sql/*" in wanted
+    keep = set() if every else {d.split("/", 1)[1] for d in wanted if d.startswith("sql/")}
+    if wanted and not keep and not every:
         return pl.DataFrame(schema=GOLD_SCHEMA)
     root = settings.data_dir(str(data_dir) if data_dir else None)
     key = str(root.resolve())

@@ -121,7 +121,8 @@ def land_sql(
     path = path.resolve()
     scope = queries.filter((pl.col("task") == "sql") & (pl.col("dataset") == dataset) & (pl.col("split") == split))
     predictions = read_sql_prediction_file(path, scope, f"{split} query of sql/{dataset} at {size}")
-    rows, statuses = [], Counter()
+    rows: list[dict] = []
+    statuses: Counter[str] = Counter()
     with Sandbox(root or data_dir(), timeout_s=timeout_s) as box:
         for prediction in predictions:
             for turn, sql in enumerate(prediction.sql):

@@ -18,7 +18,7 @@ from sqlglot.errors import ParseError
 
 from loft_warehouse.errors import BadInputError
 
-_KINDS: dict[exp.DataType.Type, str] = {
+_KINDS: dict[object, str] = {
     exp.DataType.Type.INT: "integer",
     exp.DataType.Type.BIGINT: "integer",
     exp.DataType.Type.SMALLINT: "integer",
@@ -105,7 +105,7 @@ def _parse_create(statement: str, path: Path, line: int) -> Table:
     for definition in tree.this.find_all(exp.ColumnDef):
         data_type = definition.args.get("kind")
         kind = _KINDS.get(data_type.this) if data_type is not None else None
-        if kind is None:
+        if data_type is None or kind is None:
             raise BadInputError(path, line, f"column {definition.name!r} has unsupported type {data_type}")
         columns.append(Column(definition.name.lower(), data_type.sql("postgres").lower(), kind))
     if not columns:
@@ -113,7 +113,7 @@ def _parse_create(statement: str, path: Path, line: int) -> Table:
     return Table(tree.this.this.name.lower(), columns, line)
 
 
-def _literal_text(value: exp.Expression, path: Path, line: int) -> str | None:
+def _literal_text(value: exp.Expr, path: Path, line: int) -> str | None:
     if isinstance(value, exp.Null):
         return None
     if isinstance(value, exp.Neg) and isinstance(value.this, exp.Literal):
@@ -165,23 +165,23 @@ def parse_dump(path: Path) -> Dump:
                 raise BadInputError(path, line_no, f"table {table.name!r} declared twice")
             tables[table.name] = table
         elif match := _COPY.match(text):
-            table = tables.get(match.group(1).lower())
-            if table is None:
+            copied = tables.get(match.group(1).lower())
+            if copied is None:
                 raise BadInputError(path, line_no, f"COPY into undeclared table {match.group(1)!r}")
             names = [n.strip().strip('"').lower() for n in match.group(2).split(",")]
-            if sorted(names) != sorted(table.column_names()):
-                raise BadInputError(path, line_no, f"COPY columns {names} differ from {table.name}'s")
-            order = [names.index(c) for c in table.column_names()]
+            if sorted(names) != sorted(copied.column_names()):
+                raise BadInputError(path, line_no, f"COPY columns {names} differ from {copied.name}'s")
+            order = [names.index(c) for c in copied.column_names()]
             i += 1
             while i < len(lines) and lines[i] != "\\.":
                 fields = lines[i].split("\t")
                 if len(fields) != len(names):
-                    raise BadInputError(path, i + 1, f"{len(fields)} fields for {len(names)} columns of {table.name}")
+                    raise BadInputError(path, i + 1, f"{len(fields)} fields for {len(names)} columns of {copied.name}")
                 values = [_unescape_copy(f) for f in fields]
-                table.rows.append(tuple(values[k] for k in order))
+                copied.rows.append(tuple(values[k] for k in order))
                 i += 1
             if i >= len(lines):
-                raise BadInputError(path, line_no, f"COPY block of {table.name} has no terminating '\\.'")
+                raise BadInputError(path, line_no, f"COPY block of {copied.name} has no terminating '\\.'")
         elif _INSERT.match(text):
             _parse_insert(text.strip(), tables, path, line_no)
         i += 1

@@ -71,7 +71,7 @@ class Schema:
         names = {c for columns in self.tables.values() for c in columns}
         return names | set(self.column_aliases)
 
-    def duckdb_types(self) -> dict[str, dict[str, str]]:
+    def duckdb_types(self) -> dict[str, object]:
         return {t: {c: DUCKDB_TYPES[k] for c, k in cols.items()} for t, cols in self.tables.items()}
 
 
@@ -118,19 +118,19 @@ def spider_aliases(tables: dict[str, dict[str, str]], entry: dict) -> tuple[dict
     return table_aliases, column_aliases
 
 
-def parse(sql: str) -> exp.Expression:
+def parse(sql: str) -> exp.Expr:
     """Parse one statement of SQLite SQL."""
     try:
         trees = sqlglot.parse(sql, read="sqlite")
     except sqlglot.errors.SqlglotError as exc:
         raise RewriteError(f"unparseable SQL: {plain(str(exc))}") from exc
-    trees = [t for t in trees if t is not None]
-    if len(trees) != 1:
-        raise RewriteError(f"expected one statement, found {len(trees)}")
-    return trees[0]
+    statements = [t for t in trees if t is not None]
+    if len(statements) != 1:
+        raise RewriteError(f"expected one statement, found {len(statements)}")
+    return statements[0]
 
 
-def parse_duckdb(sql: str) -> exp.Expression:
+def parse_duckdb(sql: str) -> exp.Expr:
     """Parse SQL written by `to_duckdb` (or any DuckDB statement)."""
     try:
         return sqlglot.parse_one(sql, read="duckdb")
@@ -138,12 +138,12 @@ def parse_duckdb(sql: str) -> exp.Expression:
         raise RewriteError(f"unparseable SQL: {plain(str(exc))}") from exc
 
 
-def prepare(sql: str, schema: Schema) -> exp.Expression:
+def prepare(sql: str, schema: Schema) -> exp.Expr:
     """Parse and fix names and double-quoted literals; valid for both engines."""
     tree = parse(sql)
     columns = schema.column_names()
 
-    def fix(node: exp.Expression) -> exp.Expression:
+    def fix(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Table) and node.name.lower() in schema.table_aliases:
             node.set("this", exp.to_identifier(schema.table_aliases[node.name.lower()]))
         elif isinstance(node, exp.Column):
@@ -163,18 +163,18 @@ def to_sqlite(sql: str, schema: Schema) -> str:
     return prepare(sql, schema).sql(dialect="sqlite")
 
 
-def _is(node: exp.Expression, types: set) -> bool:
+def _is(node: exp.Expr, types: set) -> bool:
     return node.type is not None and node.type.this in types
 
 
-def _scope_select(node: exp.Expression) -> exp.Expression | None:
+def _scope_select(node: exp.Expr) -> exp.Expr | None:
     parent = node.parent
     while parent is not None and not isinstance(parent, exp.Select):
         parent = parent.parent
     return parent
 
 
-def _inside(node: exp.Expression, kinds: tuple, stop: exp.Expression) -> bool:
+def _inside(node: exp.Expr, kinds: tuple, stop: exp.Expr) -> bool:
     parent = node.parent
     while parent is not None and parent is not stop:
         if isinstance(parent, kinds):
@@ -183,12 +183,12 @@ def _inside(node: exp.Expression, kinds: tuple, stop: exp.Expression) -> bool:
     return False
 
 
-def _own_nodes(select: exp.Select, kind: type) -> list[exp.Expression]:
+def _own_nodes(select: exp.Select, kind: type[exp.Expr]) -> list[exp.Expr]:
     """Nodes of a kind that belong to this SELECT, not to a nested one."""
     return [n for n in select.find_all(kind) if _scope_select(n) is select]
 
 
-def _under_key(node: exp.Expression, keys: set[str], select: exp.Select) -> bool:
+def _under_key(node: exp.Expr, keys: set[str], select: exp.Select) -> bool:
     parent = node.parent
     while parent is not None and parent is not select:
         if parent.sql() in keys:
@@ -205,12 +205,13 @@ def _bare_columns(select: exp.Select) -> None:
     keys = {k.sql() for k in group.expressions} if group else set()
     extremes = [a for a in aggregates if isinstance(a, exp.Max | exp.Min)]
     for column in _own_nodes(select, exp.Column):
-        if not column.table or _inside(column, (exp.AggFunc, exp.Window), select):
+        if not isinstance(column, exp.Column) or not column.table or _inside(column, (exp.AggFunc, exp.Window), select):
             continue
         if column.sql() in keys or _under_key(column, keys, select):
             continue
         if _inside(column, (exp.Group, exp.Where, exp.Join, exp.From), select):
             continue
+        wrapped: exp.Expr
         if len(extremes) == 1:
             pick = exp.ArgMax if isinstance(extremes[0], exp.Max) else exp.ArgMin
             wrapped = pick(this=column.copy(), expression=extremes[0].this.copy())
@@ -225,7 +226,7 @@ def _number_text(literal: exp.Literal) -> exp.Literal:
     return exp.Literal.string(literal.this)
 
 
-def _text_vs_number(node: exp.Expression) -> None:
+def _text_vs_number(node: exp.Expr) -> None:
     """SQLite applies a text column's affinity to a bare number: the comparison is textual."""
     if isinstance(node, _COMPARISONS):
         sides = [node.this, node.expression]
@@ -249,13 +250,13 @@ def _text_vs_number(node: exp.Expression) -> None:
                 bound.replace(_number_text(bound))
 
 
-def _kind(node: exp.Expression) -> str | None:
+def _kind(node: exp.Expr) -> str | None:
     if _is(node, _NUMBER_TYPES | {exp.DataType.Type.BOOLEAN}):
         return "number"
     return "text" if _is(node, _TEXT_TYPES) else None
 
 
-def _set_operation_types(node: exp.Expression) -> None:
+def _set_operation_types(node: exp.Expr) -> None:
     """SQLite compares the rows of EXCEPT/INTERSECT branches value by value, never converting:
     a number never equals text (3 EXCEPT '3' keeps 3). DuckDB first casts both branches to a
     common type (3 becomes '3'). Where a column is a number in one branch and text in the
@@ -285,7 +286,7 @@ def _set_operation_types(node: exp.Expression) -> None:
     node.set("expression", exp.select(*columns).from_(branch).where(only_nulls))
 
 
-def _numeric_prefix(value: exp.Expression, integer: bool) -> exp.Expression:
+def _numeric_prefix(value: exp.Expr, integer: bool) -> exp.Expr:
     """SQLite's CAST(text AS INTEGER/REAL): the longest numeric prefix, 0 when there is none."""
     pattern = _INT_PREFIX if integer else _REAL_PREFIX
     target = "BIGINT" if integer else "DOUBLE"
@@ -297,7 +298,7 @@ def _numeric_prefix(value: exp.Expression, integer: bool) -> exp.Expression:
     )
 
 
-def _cast(node: exp.Cast) -> exp.Expression:
+def _cast(node: exp.Cast) -> exp.Expr:
     target = node.to.this
     integer = target in _INTEGER_TYPES
     real = target in (exp.DataType.Type.DOUBLE, exp.DataType.Type.FLOAT, exp.DataType.Type.DECIMAL)
@@ -308,7 +309,7 @@ def _cast(node: exp.Cast) -> exp.Expression:
     return node
 
 
-def _sqlite_semantics(node: exp.Expression) -> exp.Expression:
+def _sqlite_semantics(node: exp.Expr) -> exp.Expr:
     if isinstance(node, exp.Div):
         if _is(node.this, _INTEGER_TYPES) and _is(node.expression, _INTEGER_TYPES):
             return exp.IntDiv(this=node.this, expression=node.expression)
@@ -328,7 +329,7 @@ def _sqlite_semantics(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def _tie_values(pick: exp.ArgMax | exp.ArgMin, low: bool) -> exp.Expression:
+def _tie_values(pick: exp.ArgMax | exp.ArgMin, low: bool) -> exp.Expr:
     """The least (low) or greatest value over every row tied at the group's extreme key."""
     name, extreme = ("ARG_MAX", "MAX") if isinstance(pick, exp.ArgMax) else ("ARG_MIN", "MIN")
     value, key = pick.this.sql("duckdb"), pick.expression.sql("duckdb")
@@ -339,7 +340,7 @@ def _tie_values(pick: exp.ArgMax | exp.ArgMin, low: bool) -> exp.Expression:
     return exp.Anonymous(this="LIST_MIN" if low else "LIST_MAX", expressions=[exp.Var(this=ties)])
 
 
-def arbitrary_row_probes(tree: exp.Expression) -> tuple[str, str] | None:
+def arbitrary_row_probes(tree: exp.Expr) -> tuple[str, str] | None:
     """Two variants of a rewritten query that resolve its arbitrary picks differently.
 
     Every ANY_VALUE(c) becomes MIN(c) in one and MAX(c) in the other; every ARG_MAX/ARG_MIN
@@ -351,7 +352,7 @@ def arbitrary_row_probes(tree: exp.Expression) -> tuple[str, str] | None:
         return None
 
     def variant(low: bool) -> str:
-        def pick(node: exp.Expression) -> exp.Expression:
+        def pick(node: exp.Expr) -> exp.Expr:
             if isinstance(node, exp.IgnoreNulls) and isinstance(node.this, exp.AnyValue):
                 node = node.this
             if isinstance(node, exp.AnyValue):

@@ -33,7 +33,7 @@ from loft_warehouse.sql.gold import json_safe, schemas
 TIMEOUT_S = 5.0
 MAX_ROWS = 10_000
 MEMORY_LIMIT = "512MB"
-LOCKED_CONFIG = {
+LOCKED_CONFIG: dict[str, str | bool | int | float | list[str]] = {
     "enable_external_access": False,
     "autoload_known_extensions": False,
     "autoinstall_known_extensions": False,
@@ -81,7 +81,7 @@ class SandboxResult:
         return json.dumps([[json_safe(v) for v in row] for row in self.rows], ensure_ascii=False)
 
 
-def check_query(sql: str, tables: set[str], dialect: str = "sqlite") -> exp.Expression:
+def check_query(sql: str, tables: set[str], dialect: str = "sqlite") -> exp.Expr:
     """Parse and vet one statement; Rejected says why it may not run."""
     try:
         trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]

@@ -76,22 +76,22 @@ def _owned(column: exp.Column, select: exp.Select) -> bool:
     return False
 
 
-def _aliases(node: exp.Expression, select: exp.Select) -> set[str]:
+def _aliases(node: exp.Expr, select: exp.Select) -> set[str]:
     return {c.table for c in node.find_all(exp.Column) if c.table and _owned(c, select)}
 
 
-def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+def _conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
     if node is None:
         return []
     return list(node.flatten()) if isinstance(node, exp.And) else [node]
 
 
-def _where(select: exp.Select) -> list[exp.Expression]:
+def _where(select: exp.Select) -> list[exp.Expr]:
     where = select.args.get("where")
     return _conjuncts(where.this if where is not None else None)
 
 
-def _rejects_null(node: exp.Expression, alias: str) -> bool:
+def _rejects_null(node: exp.Expr, alias: str) -> bool:
     """True when the term is false or NULL whenever the table's columns are all NULL (SQLite
     then turns a LEFT JOIN of that table into an inner join)."""
     if isinstance(node, exp.Column):
@@ -132,24 +132,25 @@ def sources(select: exp.Select, schema: Schema) -> list[Source] | None:
     return found
 
 
-def _terms(select: exp.Select, found: list[Source]) -> tuple[list[exp.Expression], dict[str, list[exp.Expression]]]:
+def _terms(select: exp.Select, found: list[Source]) -> tuple[list[exp.Expr], dict[str, list[exp.Expr]]]:
     """(terms SQLite plans as filters, per LEFT-joined table the ON terms that can only search it)."""
-    filters, searches = _where(select), {s.alias: [] for s in found}
+    filters = _where(select)
+    searches: dict[str, list[exp.Expr]] = {s.alias: [] for s in found}
     for join, source in zip(select.args.get("joins") or [], found[1:], strict=True):
         (searches[source.alias] if source.left_joined else filters).extend(_conjuncts(join.args.get("on")))
     return filters, searches
 
 
-def _literal(node: exp.Expression) -> bool:
+def _literal(node: exp.Expr) -> bool:
     return isinstance(node.this if isinstance(node, exp.Neg) else node, exp.Literal)
 
 
-def _propagate_constants(terms: list[exp.Expression]) -> None:
+def _propagate_constants(terms: list[exp.Expr]) -> None:
     """SQLite's constant propagation, in place: given a term `t.c = literal`, t.c is that value
     in the other terms (`t.c = u.d` becomes a filter of u alone). SQLite only marks the column
     (and does not propagate further from it), so the value stands in a marked parenthesis: it
     reads no table, still counts as a column operand of `=`, and is not a literal -1, 0 or 1."""
-    constants: dict[tuple[str, str], tuple[exp.Expression, exp.Expression]] = {}
+    constants: dict[tuple[str, str], tuple[exp.Expr, exp.Expr]] = {}
     for term in terms:
         for column, other in _equality_sides(term):
             if _literal(other):
@@ -163,14 +164,14 @@ def _propagate_constants(terms: list[exp.Expression]) -> None:
                 column.replace(fixed)
 
 
-def _plain_column(node: exp.Expression) -> exp.Column | None:
+def _plain_column(node: exp.Expr) -> exp.Column | None:
     """A column as SQLite's planner sees it (the rewrite's casts of booleans looked through)."""
     if isinstance(node, exp.Cast):
         node = node.this
     return node if isinstance(node, exp.Column) else None
 
 
-def _equality_sides(term: exp.Expression) -> list[tuple[exp.Column, exp.Expression]]:
+def _equality_sides(term: exp.Expr) -> list[tuple[exp.Column, exp.Expr]]:
     """(column, other side) for each side of an equality that is a plain column."""
     if not isinstance(term, exp.EQ):
         return []
@@ -182,13 +183,13 @@ def _equality_sides(term: exp.Expression) -> list[tuple[exp.Column, exp.Expressi
     return pairs
 
 
-def _small_integer(node: exp.Expression) -> bool:
+def _small_integer(node: exp.Expr) -> bool:
     if isinstance(node, exp.Neg):
         node = node.this
     return isinstance(node, exp.Literal) and node.is_int and int(node.this) <= 1
 
 
-def _row_estimate(alias: str, terms: list[exp.Expression], select: exp.Select) -> int:
+def _row_estimate(alias: str, terms: list[exp.Expr], select: exp.Select) -> int:
     """SQLite's estimate (log scale) of the rows a full scan of one table keeps after its own
     terms: one step fewer per term, at most a quarter with an equality between a column and
     what does not read the same table (a half when its right operand, as written, is the
@@ -206,7 +207,7 @@ def _row_estimate(alias: str, terms: list[exp.Expression], select: exp.Select) -
     return min(estimate, NO_STATS_ROWS - reduce)
 
 
-def _equalities(alias: str, terms: list[exp.Expression], select: exp.Select) -> list[set[str]]:
+def _equalities(alias: str, terms: list[exp.Expr], select: exp.Select) -> list[set[str]]:
     """For each equality on a column of the table: the tables its other side reads."""
     return [
         _aliases(other, select) for term in terms for column, other in _equality_sides(term) if column.table == alias
@@ -306,11 +307,11 @@ def _group_order(select: exp.Select) -> list[exp.Ordered]:
     return result
 
 
-def _in_order(kind: type[exp.First | exp.Last], value: exp.Expression, order: list[exp.Ordered]) -> exp.Expression:
+def _in_order(kind: type[exp.First | exp.Last], value: exp.Expr, order: list[exp.Ordered]) -> exp.Expr:
     return kind(this=exp.Order(this=value.copy(), expressions=[o.copy() for o in order]))
 
 
-def _resolved(pick: exp.Expression, scan: list[exp.Ordered]) -> exp.Expression:
+def _resolved(pick: exp.Expr, scan: list[exp.Ordered]) -> exp.Expr:
     """SQLite's row for one bare column: the group's first row, or for min()/max() the first row
     holding the extreme; when the min()/max() argument is NULL on every row, the last row."""
     if not isinstance(pick, exp.ArgMax | exp.ArgMin):
@@ -335,7 +336,7 @@ def _bare_columns(select: exp.Select, scan: list[exp.Ordered]) -> None:
         target.replace(_resolved(pick, scan))
 
 
-def _scope(node: exp.Expression) -> exp.Select | None:
+def _scope(node: exp.Expr) -> exp.Select | None:
     parent = node.parent
     while parent is not None and not isinstance(parent, exp.Select):
         parent = parent.parent
@@ -358,7 +359,7 @@ def _tie_breakers(select: exp.Select, scan: list[exp.Ordered] | None) -> list[ex
     return scan
 
 
-def sqlite_row_order(tree: exp.Expression, schema: Schema) -> exp.Expression:
+def sqlite_row_order(tree: exp.Expr, schema: Schema) -> exp.Expr:
     """Make SQLite's implicit row order explicit in a rewritten, qualified DuckDB query (in place)."""
     for select in list(tree.find_all(exp.Select)):
         scan = input_order(select, schema)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+# The HTTP clients log every request at INFO; a build shows progress lines instead.
+for _name in ("httpx", "httpcore", "openai", "google_genai"):
+    logging.getLogger(_name).setLevel(logging.WARNING)
 
 
 @dataclass(frozen=True)

