@@ -37,11 +37,9 @@ def check(what: str) -> None:
 
 
 def _watch(read_end: int) -> None:
-    while True:
-        received = os.read(read_end, 64)
-        if not received or signal.SIGINT in received:
+    while received := os.read(read_end, 64):
+        if signal.SIGINT in received:
             STOP.set()
-            return
 
 
 def _set_wakeup_fd(write_end: int) -> bool:
@@ -54,7 +52,9 @@ def _set_wakeup_fd(write_end: int) -> bool:
 
 
 def arm() -> None:
-    """Make the next Ctrl-C set STOP (once per process; from any thread)."""
+    """Make the next Ctrl-C set STOP, clearing an earlier one (a new run in a long-lived
+    process); the fd and the watcher are set up once per process, from any thread."""
+    STOP.clear()
     with _armed:
         if "pipe" in _state:
             return

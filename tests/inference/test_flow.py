@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 
@@ -192,3 +194,18 @@ def test_progress_prints_a_line_while_a_long_call_is_out():
     progress.finish()
     assert len(lines) >= 3
     assert lines[0].startswith("inference x: 0/2 done, 0.00 req/s, ETA unknown")
+
+
+def test_ctrl_c_sets_stop_through_the_wakeup_fd_and_a_new_run_clears_it(monkeypatch):
+    monkeypatch.setattr(interrupts, "STOP", threading.Event())
+    interrupts.arm()  # the main thread here: the fd is set directly
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        assert interrupts.STOP.wait(5)
+        assert received == [signal.SIGINT]
+        interrupts.arm()
+        assert not interrupts.STOP.is_set()
+    finally:
+        signal.signal(signal.SIGINT, previous)

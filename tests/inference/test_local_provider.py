@@ -139,7 +139,7 @@ def test_ctrl_c_stops_a_local_run_and_says_how_to_resume(tmp_path, store, monkey
     from loft_warehouse import interrupts
 
     monkeypatch.setattr(interrupts, "STOP", threading.Event())
-    interrupts.STOP.set()
+    monkeypatch.setattr(interrupts, "arm", interrupts.STOP.set)  # Ctrl-C as the run starts
     prompts = pl.DataFrame([prompt_row("p", f"q{i}", f"Question: {q}\nAnswer: ") for i, q in enumerate(QUESTIONS)])
     with pytest.raises(interrupts.Interrupted, match="interrupted after 0 response"):
         runner.run(
