@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from loft_warehouse.errors import ConfigurationError
 
@@ -85,3 +86,15 @@ def tokenizer_model(configured: str | None = None, root: Path | None = None) -> 
     if not path.is_file():
         raise ConfigurationError(f"tokenizer model {path} not found (set LOFT_TOKENIZER_MODEL)")
     return path
+
+
+def flag(value: Any, name: str) -> bool:
+    """A yes/no setting as dbt hands it over (a bool, or the text of a var / env value)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value or "").strip().lower()
+    if text in ("", "false", "0", "no", "none"):
+        return False
+    if text in ("true", "1", "yes"):
+        return True
+    raise ConfigurationError(f"{name} must be true or false, got {value!r}")

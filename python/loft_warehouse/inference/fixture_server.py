@@ -6,7 +6,9 @@ It serves `POST /v1/chat/completions` (OpenAI) and the Gemini `models/{m}:genera
 faults consumed by generation requests in arrival order, or a rule that picks a fault from the
 prompt text (deterministic under concurrency). Faults: rate_limit (429 with Retry-After),
 server_error (500), bad_request (400), timeout (answers after `timeout_sleep_s`), malformed (200 with a broken
-body), blocked (safety block / content filter), empty (no candidates / empty content).
+body), html (200 with an HTML page), wrong_types (200 with JSON of the wrong shape),
+retry_after_long (429 asking to wait an hour), blocked (safety block / content filter), empty
+(no candidates / empty content), truncated_empty (cut at the output limit before any text).
 Tokens are counted as whitespace-separated words. OpenAI-style automatic prefix caching is
 simulated: a prompt sharing >= 1024 leading words with an earlier one reports the shared
 words, rounded down to 128, as cached_tokens.
@@ -119,10 +121,12 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return json.loads(self.rfile.read(length) or b"null")
 
-    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self, status: int, payload: Any, headers: dict[str, str] | None = None, content_type: str = "application/json"
+    ) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
@@ -174,6 +178,17 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "malformed":
             self._send(200, b'{"choices": [ {"broken')
             return True
+        if fault == "html":
+            self._send(200, b"<html><body><h1>502 Bad Gateway</h1></body></html>", content_type="text/html")
+            return True
+        if fault == "wrong_types":
+            key = "candidates" if api == "gemini" else "choices"
+            self._send(200, {key: "not a list", "usageMetadata": 7, "usage": "none"})
+            return True
+        if fault == "retry_after_long":
+            error = {"code": 429, "message": "come back in an hour", "status": "RESOURCE_EXHAUSTED"}
+            self._send(429, {"error": error}, {"Retry-After": "3600"})
+            return True
         if fault == "timeout":
             time.sleep(state.timeout_sleep_s)
         return False
@@ -222,6 +237,8 @@ class _Handler(BaseHTTPRequestHandler):
             content, finish = None, "content_filter"
         elif fault == "empty":
             content, finish = "", "stop"
+        elif fault == "truncated_empty":
+            content, finish = None, "length"
         else:
             content, finish = state.answer(prompt), "stop"
         prompt_tokens = count_words(prompt)
@@ -286,6 +303,11 @@ class _Handler(BaseHTTPRequestHandler):
             payload = {
                 "candidates": [],
                 "usageMetadata": {**usage, "totalTokenCount": prompt_tokens},
+            }
+        elif fault == "truncated_empty":
+            payload = {
+                "candidates": [{"content": {"role": "model"}, "finishReason": "MAX_TOKENS", "index": 0}],
+                "usageMetadata": {**usage, "candidatesTokenCount": 0, "totalTokenCount": prompt_tokens},
             }
         else:
             text = state.answer(prompt)

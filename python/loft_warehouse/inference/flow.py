@@ -84,9 +84,11 @@ class Limiter:
 
 
 class wait_retry_after(wait_base):  # noqa: N801 - tenacity's naming for wait strategies
-    """Retry-After when the server sent one (plus jitter), else exponential backoff with jitter."""
+    """Retry-After when the server sent one, capped by the system's backoff_max_s (a server
+    asking for an hour does not stall a run), plus jitter; else exponential backoff with jitter."""
 
     def __init__(self, initial: float, maximum: float, jitter: float) -> None:
+        self.maximum = maximum
         self.backoff = tenacity.wait_exponential_jitter(initial=initial, max=maximum, jitter=jitter)
         self.jitter = tenacity.wait_random(0, jitter)
 
@@ -94,7 +96,7 @@ class wait_retry_after(wait_base):  # noqa: N801 - tenacity's naming for wait st
         error = retry_state.outcome.exception() if retry_state.outcome else None
         retry_after = getattr(error, "retry_after", None)
         if retry_after is not None:
-            return retry_after + self.jitter(retry_state)
+            return min(retry_after, self.maximum) + self.jitter(retry_state)
         return self.backoff(retry_state)
 
 

@@ -37,10 +37,11 @@ from loft_warehouse.inference.providers.base import (
     Completion,
     PermanentError,
     Provider,
+    RejectedError,
     Request,
     RetryableError,
 )
-from loft_warehouse.inference.store import ResponseStore, StoredResponse, now_utc
+from loft_warehouse.inference.store import REJECTED, ResponseStore, StoredResponse, now_utc
 from loft_warehouse.inference.systems import API_PROVIDERS, Prices, System, scope
 from loft_warehouse.inference.window import ContextWindow
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
@@ -194,8 +195,10 @@ class SystemRun:
         window: ContextWindow,
         recheck: frozenset[str] = frozenset(),
         report_as: str | None = None,
+        retry_errors: bool = False,
     ) -> None:
         self.system = system
+        self.retry_errors = retry_errors
         self.report_as = report_as or system.name
         self.inputs = inputs
         self.store = store
@@ -223,11 +226,6 @@ class SystemRun:
         # At most `concurrency` requests in flight; a worker storing its response holds no slot.
         self.slots = threading.BoundedSemaphore(max(1, system.concurrency))
 
-    def scrub(self, text: str) -> str:
-        """Error text with the system's API key masked (some servers echo what they were sent)."""
-        key = self.system.api_key()
-        return text.replace(key, "***") if key else text
-
     def prefix(self, prefix_id: str) -> tuple[str, str]:
         try:
             text = self.inputs.prefixes[prefix_id]
@@ -251,14 +249,14 @@ class SystemRun:
     def pending(self, conversations: list[Conversation]) -> list[dict[str, Any]]:
         """Rows whose response is not stored yet (walking stored turns to key later ones)."""
         firsts = [self.turn_request(c.rows[0], []).key for c in conversations]
-        self.known.update(self.store.final(firsts))
+        self.known.update(self.store.final(firsts, self.retry_errors))
         missing: list[dict[str, Any]] = []
         for conversation, key in zip(conversations, firsts, strict=True):
             answers: list[list[Any]] = []
             for index, row in enumerate(conversation.rows):
                 if index:
                     key = self.turn_request(row, answers).key
-                    self.known.update(self.store.final([key]))
+                    self.known.update(self.store.final([key], self.retry_errors))
                 if key not in self.known:
                     missing.extend(conversation.rows[index:])
                     break
@@ -300,7 +298,12 @@ class SystemRun:
         except (RetryableError, PermanentError) as exc:
             # A call cut off by Ctrl-C (its client closed) is not the request's outcome.
             interrupts.check("inference")
-            response = replace(response, attempts=getattr(exc, "attempts", 1), error=self.scrub(str(exc))[:2000])
+            response = replace(
+                response,
+                attempts=getattr(exc, "attempts", 1),
+                error=self.system.scrub(str(exc))[:2000],
+                finish_reason=REJECTED if isinstance(exc, RejectedError) else None,
+            )
         response = replace(response, latency_s=round(time.monotonic() - last_start, 6), created_at=now_utc())
         self.store.put(response)
         if self.progress is not None:
@@ -445,8 +448,12 @@ def run(
     emit: Callable[[str], None] = emit_stderr,
     data_dir: str | None = None,
     later_stages_usd: float | None = 0.0,
+    retry_errors: bool = False,
 ) -> pl.DataFrame:
     """Responses of every in-scope prompt row for every system (the `responses` table rows).
+
+    A request the server refused (RejectedError, stored with finish_reason `rejected`) is not
+    sent again on a rerun unless retry_errors; other errors are.
 
     data_dir locates the tokenizer files of systems with a `tokenizer` (None: the default).
     Rows of a stage that a non-model step answers (bm25 top-k) are run by that step for each
@@ -485,7 +492,9 @@ def run(
                 out.extend(_skipped(split.too_long, system, chosen, "skipped_too_long"))
             rows = split.fit
             prices = cost.resolve_prices(system, seed_prices)
-            work = SystemRun(system, inputs, store, prices, parse, emit, window, split.recheck, chosen.name)
+            work = SystemRun(
+                system, inputs, store, prices, parse, emit, window, split.recheck, chosen.name, retry_errors
+            )
             convs = conversations(rows)
             pending = work.pending(convs)
             for row in pending:

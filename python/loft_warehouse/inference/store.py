@@ -20,8 +20,10 @@ from loft_warehouse.settings import PROJECT_ROOT
 
 DEFAULT_STORE = PROJECT_ROOT / ".response_store" / "responses.sqlite"
 STATUSES = ("ok", "blocked", "error", "skipped_no_credentials", "skipped_too_long")
-# Outcomes that are final: a rerun never repeats them. Errors are stored too but retried.
+# Outcomes that are final: a rerun never repeats them. Errors are stored too but retried, except
+# a request the server refused (status error, finish_reason REJECTED) unless retry_errors is set.
 FINAL_STATUSES = ("ok", "blocked")
+REJECTED = "rejected"
 
 
 @dataclass
@@ -186,9 +188,14 @@ class ResponseStore:
                     found[values[0]] = StoredResponse(*values)
         return found
 
-    def final(self, keys: Iterable[str]) -> dict[str, StoredResponse]:
-        """Stored rows whose outcome is final (ok/blocked): these are never requested again."""
-        return {k: r for k, r in self.get(keys).items() if r.status in FINAL_STATUSES}
+    def final(self, keys: Iterable[str], retry_errors: bool = False) -> dict[str, StoredResponse]:
+        """Stored rows whose outcome is final: ok/blocked, and refused requests unless
+        retry_errors; these are not requested again."""
+        return {
+            k: r
+            for k, r in self.get(keys).items()
+            if r.status in FINAL_STATUSES or (not retry_errors and r.status == "error" and r.finish_reason == REJECTED)
+        }
 
     def rows(self) -> Iterator[StoredResponse]:
         """Every stored row (for inspection and tests)."""

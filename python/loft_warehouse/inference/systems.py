@@ -76,6 +76,11 @@ class System:
             return None
         return os.environ.get(self.api_key_env) or None
 
+    def scrub(self, text: str) -> str:
+        """Text with the system's API key masked (some servers echo what they were sent)."""
+        key = self.api_key()
+        return text.replace(key, "***") if key else text
+
     def endpoint(self) -> str | None:
         """base_url_env when set, else base_url (None: the provider's public endpoint)."""
         if self.base_url_env and os.environ.get(self.base_url_env):

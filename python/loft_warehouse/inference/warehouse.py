@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from loft_warehouse import settings
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost, runner
 from loft_warehouse.inference.flow import emit_stderr
@@ -147,6 +148,7 @@ def responses(
     emit: Callable[[str], None] = emit_stderr,
     data_dir: str | None = None,
     limit: Any = None,
+    retry_errors: Any = None,
 ) -> pl.DataFrame:
     """Send one stage's prompts for the selected systems; the `responses` rows from the store.
 
@@ -188,6 +190,7 @@ def responses(
             later_stages_usd=later_usd,
             emit=emit,
             data_dir=data_dir,
+            retry_errors=settings.flag(retry_errors, "retry_errors"),
         )
     created = pl.col("created_at").str.to_datetime(format="%Y-%m-%dT%H:%M:%S%.f%z")
     return frame.with_columns(created.dt.convert_time_zone("UTC"))

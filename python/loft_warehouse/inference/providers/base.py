@@ -62,6 +62,11 @@ class PermanentError(RuntimeError):
     """A request the provider will never answer (bad request, auth): no retry."""
 
 
+class RejectedError(PermanentError):
+    """The server refused this request (HTTP 4xx other than 408/429): sent again, it gets the
+    same refusal, so a rerun does not send it again unless asked (`retry_errors`)."""
+
+
 class Provider(Protocol):
     """A client for one system; complete() is called from several threads at once."""
 

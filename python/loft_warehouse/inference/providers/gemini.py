@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 
 import httpx2
+import pydantic
 from google import genai
 from google.genai import errors, types
 
@@ -23,6 +24,7 @@ from loft_warehouse.inference.flow import RetryPolicy, call_with_retries
 from loft_warehouse.inference.providers.base import (
     Completion,
     PermanentError,
+    RejectedError,
     Request,
     RetryableError,
     retry_after_seconds,
@@ -115,7 +117,7 @@ class GeminiProvider:
                     "%s: no context cache for prefix %s (%s); sending it uncached",
                     self.system.name,
                     request.prefix_id,
-                    exc,
+                    self.system.scrub(str(exc)),
                 )
                 name = None
             with self._lock:
@@ -130,11 +132,11 @@ class GeminiProvider:
             if code in (408, 429) or code >= 500:
                 headers = getattr(getattr(exc, "response", None), "headers", None)
                 raise RetryableError(f"HTTP {code}: {exc.message or exc.status}", retry_after_seconds(headers)) from exc
-            raise PermanentError(f"HTTP {code}: {exc.message or exc.status}") from exc
+            raise RejectedError(f"HTTP {code}: {exc.message or exc.status}") from exc
         except (httpx2.TimeoutException, httpx2.TransportError) as exc:
             raise RetryableError(f"{type(exc).__name__}: {exc}") from exc
-        except (json.JSONDecodeError, errors.UnknownApiResponseError) as exc:
-            raise RetryableError(f"malformed response body: {exc}") from exc
+        except (json.JSONDecodeError, errors.UnknownApiResponseError, pydantic.ValidationError) as exc:
+            raise RetryableError(f"malformed response body: {type(exc).__name__}: {exc}"[:500]) from exc
 
     def complete(self, request: Request) -> Completion:
         messages = list(request.messages)
@@ -166,6 +168,10 @@ class GeminiProvider:
         finish = _enum_name(candidate.finish_reason)
         parts = candidate.content.parts if candidate.content and candidate.content.parts else []
         text = "".join(p.text for p in parts if p.text and not p.thought)
+        if finish == "MAX_TOKENS" and not text:
+            raise PermanentError(
+                "truncated completion with no text (finish_reason MAX_TOKENS): raise max_output_tokens"
+            )
         status = "blocked" if finish in BLOCK_FINISH_REASONS and not text else "ok"
         return Completion(status, text, finish, **usage_fields)
 
@@ -178,7 +184,9 @@ class GeminiProvider:
             try:
                 self.client.caches.delete(name=name)
             except (errors.APIError, httpx2.TransportError) as exc:
-                LOG.warning("%s: could not delete context cache %s: %s", self.system.name, name, exc)
+                LOG.warning(
+                    "%s: could not delete context cache %s: %s", self.system.name, name, self.system.scrub(str(exc))
+                )
 
 
 def token_counter(system: System) -> Callable[[str], int]:

@@ -11,11 +11,13 @@ import json
 from typing import TYPE_CHECKING, cast
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.providers.base import (
     Completion,
     PermanentError,
+    RejectedError,
     Request,
     RetryableError,
     retry_after_seconds,
@@ -68,25 +70,44 @@ class OpenAIChatProvider:
                     f"HTTP {exc.status_code}: {exc.message}",
                     retry_after_seconds(exc.response.headers),
                 ) from exc
-            raise PermanentError(f"HTTP {exc.status_code}: {exc.message}") from exc
+            raise RejectedError(f"HTTP {exc.status_code}: {exc.message}") from exc
         except (openai.APITimeoutError, openai.APIConnectionError) as exc:
             raise RetryableError(f"{type(exc).__name__}: {exc}") from exc
         except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
             raise RetryableError(f"malformed response body: {exc}") from exc
-        if not response.choices:
-            raise RetryableError("malformed response: no choices")
-        choice = response.choices[0]
-        usage = response.usage
-        details = getattr(usage, "prompt_tokens_details", None) if usage else None
-        finish = choice.finish_reason
-        return Completion(
-            status="blocked" if finish in BLOCKED_FINISH_REASONS else "ok",
-            raw_text=choice.message.content if choice.message else None,
-            finish_reason=finish,
-            input_tokens=usage.prompt_tokens if usage else None,
-            cached_tokens=(details.cached_tokens or 0) if details else (0 if usage else None),
-            output_tokens=usage.completion_tokens if usage else None,
-        )
+        try:
+            return _completion(response)
+        except (AttributeError, TypeError, ValueError, IndexError) as exc:
+            # The client builds models without validating them: a 200 whose body is an HTML
+            # page or JSON of another shape only fails here.
+            raise RetryableError(f"malformed response body: {type(exc).__name__}: {exc}"[:500]) from exc
 
     def close(self) -> None:
         self.client.close()
+
+
+def _completion(response: ChatCompletion) -> Completion:
+    """A chat completion as a Completion; a reply that is not one raises (malformed)."""
+    if not isinstance(response, ChatCompletion):
+        raise TypeError(f"a {type(response).__name__} body, not a chat completion")
+    if not response.choices:
+        raise ValueError("no choices")
+    choice = response.choices[0]
+    usage = response.usage
+    details = getattr(usage, "prompt_tokens_details", None) if usage else None
+    finish = choice.finish_reason
+    text = choice.message.content if choice.message else None
+    if finish not in BLOCKED_FINISH_REASONS and text is None:
+        if finish == "length":
+            raise PermanentError("truncated completion with no text (finish_reason length): raise max_output_tokens")
+        raise ValueError(f"no text with finish_reason {finish!r}")
+    if text is not None and not isinstance(text, str):
+        raise TypeError(f"content of type {type(text).__name__}")
+    return Completion(
+        status="blocked" if finish in BLOCKED_FINISH_REASONS else "ok",
+        raw_text=text,
+        finish_reason=finish,
+        input_tokens=usage.prompt_tokens if usage else None,
+        cached_tokens=(details.cached_tokens or 0) if details else (0 if usage else None),
+        output_tokens=usage.completion_tokens if usage else None,
+    )
