@@ -96,3 +96,29 @@ def test_a_key_echoed_in_a_cache_warning_is_masked(tmp_path, api_env, caplog, mo
     assert GeminiProvider(system)._cache_for(request) is None
     assert echoed not in caplog.text
     assert "key=***" in caplog.text
+
+
+def test_the_endpoint_is_part_of_the_key_only_when_one_is_set(tmp_path, monkeypatch):
+    import hashlib
+    import json
+
+    monkeypatch.setenv("LOFT_TEST_OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+    system = systems_from(tmp_path, [openai_system()])[0]
+    messages = [{"role": "user", "content": "prefix q"}]
+    sha = hashlib.sha256(b"prefix").hexdigest()
+    at_fixture = runner.request_key(system, "", sha, "prefix", messages)
+    monkeypatch.setenv("LOFT_TEST_OPENAI_BASE_URL", "http://127.0.0.1:2/v1")
+    assert runner.request_key(system, "", sha, "prefix", messages) != at_fixture
+    monkeypatch.delenv("LOFT_TEST_OPENAI_BASE_URL")
+    public = runner.request_key(system, "", sha, "prefix", messages)
+    # The public endpoint keeps the keys stores already hold.
+    payload = {
+        "system": system.name,
+        "model": system.model,
+        "settings": {"generation": system.generation, "options": system.options},
+        "head": "",
+        "prefix_sha256": sha,
+        "messages": [{"role": "user", "content": " q"}],
+    }
+    encoded = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    assert public == hashlib.sha256(encoded).hexdigest()

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
+from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.store import ResponseStore, StoredResponse, store_path
 
 
@@ -67,3 +70,12 @@ def test_store_path_resolution(monkeypatch, tmp_path):
     monkeypatch.setenv("LOFT_RESPONSE_STORE", str(tmp_path / "x.sqlite"))
     assert store_path() == tmp_path / "x.sqlite"
     assert store_path(str(tmp_path / "y.sqlite")) == tmp_path / "y.sqlite"
+
+
+def test_a_store_of_another_shape_is_refused_before_any_request(tmp_path):
+    path = tmp_path / "old.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE responses (request_key TEXT PRIMARY KEY, system TEXT, status TEXT)")
+    con.close()
+    with pytest.raises(ConfigurationError, match=r"has columns \['request_key', 'system', 'status'\].*new file"):
+        ResponseStore(path)

@@ -104,24 +104,31 @@ class Conversation:
 
 
 def request_key(system: System, head: str, prefix_sha: str, prefix: str, messages: list[dict[str, str]]) -> str:
-    """sha256 of (system, model, generation settings and options, prompt messages).
+    """sha256 of (system, model, generation settings and options, endpoint, prompt messages).
 
     The messages start with head + prefix; the prefix enters through its own sha256 (hashed
     once per prefix, not once per request), the head and the rest of the text as they are.
+    A system sent to another endpoint than its provider's (base_url / base_url_env: a local
+    server, the fixture) has that endpoint in its key, so a stand-in's answers can never be
+    read back as the real model's; keys of the public endpoints are as they always were.
     """
     first = messages[0]["content"]
     if not first.startswith(head + prefix):
         raise ValueError("the first message must start with the head and the prefix")
     body = [{**messages[0], "content": first[len(head) + len(prefix) :]}, *messages[1:]]
+    keyed: dict[str, Any] = {
+        "system": system.name,
+        "model": system.model,
+        "settings": {"generation": system.generation, "options": system.options},
+        "head": head,
+        "prefix_sha256": prefix_sha,
+        "messages": body,
+    }
+    endpoint = system.endpoint()
+    if endpoint:
+        keyed["endpoint"] = endpoint.rstrip("/")
     payload = json.dumps(
-        {
-            "system": system.name,
-            "model": system.model,
-            "settings": {"generation": system.generation, "options": system.options},
-            "head": head,
-            "prefix_sha256": prefix_sha,
-            "messages": body,
-        },
+        keyed,
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 
+from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.settings import PROJECT_ROOT
 
 DEFAULT_STORE = PROJECT_ROOT / ".response_store" / "responses.sqlite"
@@ -122,6 +123,13 @@ class ResponseStore:
             for name in COLUMNS
         )
         self._con.execute(f"CREATE TABLE IF NOT EXISTS responses ({columns})")
+        found = tuple(row[1] for row in self._con.execute("PRAGMA table_info(responses)"))
+        if found != COLUMNS:
+            self._con.close()
+            raise ConfigurationError(
+                f"response store {self.path} has columns {list(found)}, this code expects {list(COLUMNS)}: "
+                "point LOFT_RESPONSE_STORE (or the var response_store) at a new file; nothing was sent"
+            )
 
     def close(self) -> None:
         """Close the connection (everything put() returned from is already on disk)."""
