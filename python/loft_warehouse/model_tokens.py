@@ -255,6 +255,7 @@ class TokenCounter(Protocol):
 
 
 _LOADED: dict[TokenizerSpec, ModelTokens] = {}
+_GGUF: dict[Path, GgufTokens] = {}
 _LOAD_LOCK = threading.Lock()
 
 
@@ -282,6 +283,14 @@ def _load_tiktoken(name: str, path: Path, where: str):
                 os.environ.pop("TIKTOKEN_CACHE_DIR", None)
             else:
                 os.environ["TIKTOKEN_CACHE_DIR"] = previous
+
+
+def gguf_tokens(model_path: Path) -> GgufTokens:
+    """The process-wide counter of a GGUF file's vocabulary."""
+    with _LOAD_LOCK:
+        if model_path not in _GGUF:
+            _GGUF[model_path] = GgufTokens(model_path)
+        return _GGUF[model_path]
 
 
 def model_tokens(value: str, data_dir: str | None = None, where: str = "tokenizer") -> ModelTokens:

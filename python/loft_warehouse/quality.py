@@ -35,6 +35,10 @@ class SuiteResult:
     success: bool
     failures: list[str] = field(default_factory=list)
 
+    def summary(self) -> str:
+        """One line: verdict, schema, suite, rows checked."""
+        return f"{'PASS' if self.success else 'FAIL'} {self.schema} {self.suite} ({self.n_rows} rows)"
+
 
 def load_suites(group: str | None = None, directory: Path = EXPECTATIONS_DIR) -> list[dict]:
     """Suites of one group (all when None), sorted by file name."""
@@ -122,9 +126,7 @@ def run_for_model(dbt, session, group: str) -> pd.DataFrame:
     (one line per suite either way)."""
     results = run_suites(session, dbt.this.schema, group)
     for r in results:
-        print(
-            f"quality {r.schema}.{r.suite}: {'passed' if r.success else 'FAILED'} on {r.n_rows} row(s)", file=sys.stderr
-        )
+        print(f"quality {r.summary()}", file=sys.stderr)
     enforce(results)
     return results_frame(results)
 
@@ -137,7 +139,7 @@ def _run(args: argparse.Namespace) -> int:
         if con.sql(f"select count(*) from information_schema.schemata where schema_name = '{schema}'").fetchall()[0][0]:
             results.extend(run_suites(con, schema, args.group))
     for r in results:
-        print(f"{'PASS' if r.success else 'FAIL'} {r.schema} {r.suite} ({r.n_rows} rows)")
+        print(r.summary())
         for failure in r.failures:
             print(f"    {failure}")
     return 0 if all(r.success for r in results) else 1

@@ -15,14 +15,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import polars as pl
 
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.messages import build_messages
 from loft_warehouse.inference.systems import System
-from loft_warehouse.model_tokens import GeminiTokens, GgufTokens, TokenCounter, model_tokens, parse_spec
+from loft_warehouse.model_tokens import (
+    GeminiTokens,
+    TokenCounter,
+    TokenizerSpec,
+    gguf_tokens,
+    model_tokens,
+    parse_spec,
+)
 from loft_warehouse.prompts.multiturn import placeholder_turns
 
 
@@ -41,7 +47,6 @@ class WindowSplit:
 
 
 GEMINI_RECOUNT_SHARE = 0.9
-_GGUF: dict[str, GgufTokens] = {}
 
 
 def system_counter(system: System, data_dir: str | None = None) -> TokenCounter:
@@ -53,10 +58,7 @@ def system_counter(system: System, data_dir: str | None = None) -> TokenCounter:
 
         if not llama_available():
             raise ConfigurationError(f"{where}: gguf needs llama-cpp-python: make setup-local")
-        path = str(weights_path(system.options))
-        if path not in _GGUF:
-            _GGUF[path] = GgufTokens(Path(path))
-        return _GGUF[path]
+        return gguf_tokens(weights_path(system.options))
     if spec.kind == "gemini":
         from loft_warehouse.inference.providers.gemini import token_counter
 
@@ -64,10 +66,10 @@ def system_counter(system: System, data_dir: str | None = None) -> TokenCounter:
     return model_tokens(str(spec), data_dir, where)
 
 
-def _for_estimate(tokenizer: str) -> str | None:
+def _for_estimate(spec: TokenizerSpec) -> TokenizerSpec | None:
     """The tokenizer a cost estimate uses: tiktoken; not Gemini's (an API call) or a GGUF
     vocabulary (the optional local extra; local calls cost nothing anyway)."""
-    return tokenizer if parse_spec(tokenizer).kind == "tiktoken" else None
+    return spec if spec.kind == "tiktoken" else None
 
 
 class ContextWindow:
@@ -77,17 +79,17 @@ class ContextWindow:
         """estimate=True: for a cost estimate (see _for_estimate); SentencePiece decides otherwise."""
         self.system = system
         self.data_dir = data_dir
-        self.tokenizer = _for_estimate(system.tokenizer) if estimate and system.tokenizer else system.tokenizer
+        spec = parse_spec(system.tokenizer) if system.tokenizer else None
+        self.spec = _for_estimate(spec) if estimate and spec else spec
         self.limit = system.context_window - system.max_output_tokens if system.context_window else None
         self._tokens: TokenCounter | None = None
 
     @property
     def unit(self) -> str:
         """The tokens the skip decisions are counted in (for log lines)."""
-        if not self.tokenizer:
+        if self.spec is None:
             return "SentencePiece"
-        spec = parse_spec(self.tokenizer)
-        return {"gguf": "GGUF", "gemini": "Gemini"}.get(spec.kind, spec.name)
+        return {"gguf": "GGUF", "gemini": "Gemini"}.get(self.spec.kind, self.spec.name)
 
     def tokens(self) -> TokenCounter:
         if self._tokens is None:
@@ -105,8 +107,8 @@ class ContextWindow:
 
     def _to_count(self, rows: pl.DataFrame) -> pl.DataFrame:
         """The rows the system's tokenizer decides (all of them but for Gemini, see above)."""
-        assert self.limit is not None and self.tokenizer
-        if parse_spec(self.tokenizer).kind == "gemini":
+        assert self.limit is not None and self.spec is not None
+        if self.spec.kind == "gemini":
             return rows.filter(pl.col("n_tokens_total") > GEMINI_RECOUNT_SHARE * self.limit)
         return rows
 
@@ -120,7 +122,7 @@ class ContextWindow:
         """
         if self.limit is None:
             return WindowSplit(rows, rows.clear())
-        if not self.tokenizer or prefixes is None:
+        if self.spec is None or prefixes is None:
             over = pl.col("n_tokens_total") > self.limit
             return WindowSplit(rows.filter(~over), rows.filter(over))
         counted = self._to_count(rows)

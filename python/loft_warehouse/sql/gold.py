@@ -397,16 +397,17 @@ def execute_all(root: Path) -> list[dict[str, Any]]:
         progress.tick()
         key = (query.db_id, query.gold_sql)
         schema = all_schemas.get(query.db_id)
-        if key not in done and schema is None:
-            done[key] = _missing_database(query)
-        elif key not in done and schema is not None:
-            if query.db_id not in lite_cons:
-                lite_cons[query.db_id] = databases.sqlite_database(root, query.db_id)
-            duck_con = databases.duckdb_database(root, query.db_id).cursor()
-            try:
-                done[key] = execute_sql(query.gold_sql, schema, duck_con, lite_cons[query.db_id])
-            finally:
-                duck_con.close()
+        if key not in done:
+            if schema is None:
+                done[key] = _missing_database(query)
+            else:
+                if query.db_id not in lite_cons:
+                    lite_cons[query.db_id] = databases.sqlite_database(root, query.db_id)
+                duck_con = databases.duckdb_database(root, query.db_id).cursor()
+                try:
+                    done[key] = execute_sql(query.gold_sql, schema, duck_con, lite_cons[query.db_id])
+                finally:
+                    duck_con.close()
         rows.append(
             {
                 **done[key],
