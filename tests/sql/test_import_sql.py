@@ -24,6 +24,9 @@ COUNT = [[6]]
 FRANCE = [["Justin Brown"], ["Rose White"], ["John Nizinik"], ["Tribal King"]]
 FRANCE_OVER_40 = [["Rose White"], ["John Nizinik"]]
 RUNAWAY = "SELECT count(*) FROM " + ", ".join(f"singer AS s{i}" for i in range(12))  # 6**12 rows
+NESTED_50 = "SELECT count(*) FROM singer WHERE " + "(" * 50 + "1 = 1" + ")" * 50
+NESTED_5000 = "SELECT count(*) FROM singer WHERE " + "(" * 5000 + "1 = 1" + ")" * 5000
+LONG_400KB = "SELECT count(*) FROM singer WHERE " + " OR ".join(["age = 1"] * 36000)
 
 
 def _write(path: Path, lines: list[object]) -> Path:
@@ -127,6 +130,9 @@ def scored(root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Scenar
         "attach": (COUNT, None, f"ATTACH '{work / 'other.duckdb'}' AS other"),
         "read_csv": (COUNT, None, "SELECT count(*) FROM read_csv('/etc/passwd')"),
         "runaway": (COUNT, None, RUNAWAY),
+        "nested_50": (COUNT, None, NESTED_50),
+        "nested_5000": (COUNT, None, NESTED_5000),
+        "long_400kb": (COUNT, None, LONG_400KB),
         "no_sql": (COUNT, None, None),
         "missing": (COUNT, None, None),
     }
@@ -157,7 +163,7 @@ def scored(root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Scenar
     options = {"system": "t2s", "size": "128k", "root": root, "directory": imports, "timeout_s": 1.0}
     _, spider_statuses = land_sql(spider_file, queries, dataset="spider", **options)
     _, sparc_statuses = land_sql(sparc_file, queries, dataset="sparc", **options)
-    assert spider_statuses == {"ok": 3, "rejected": 4, "error": 2}
+    assert spider_statuses == {"ok": 4, "rejected": 6, "error": 2}
     assert sparc_statuses == {"ok": 3, "rejected": 1}
     insert(s.con, "imports", imported_frame(imports, "128k", queries).to_dicts())
     s.build()
@@ -169,8 +175,10 @@ def test_each_turn_is_scored_under_both_rules(scored: tuple[Scenario, Path]) -> 
     sql = "select qid, value from scores where dataset = 'spider' and metric_name = ?"
     values = {rule: dict(s.con.execute(sql, [f"exec_acc_{rule}"]).fetchall()) for rule in ("loft", "strict")}
     zero = {q: 0.0 for q in ("ddl", "copy", "attach", "read_csv", "runaway", "no_sql", "missing", "wrong")}
-    assert values["loft"] == {"right": 1.0, "unordered": 1.0, **zero}
-    assert values["strict"] == {"right": 1.0, "unordered": 0.0, **zero}  # the gold has ORDER BY age DESC
+    zero |= {"nested_5000": 0.0, "long_400kb": 0.0}
+    assert values["loft"] == {"right": 1.0, "unordered": 1.0, "nested_50": 1.0, **zero}
+    ordered = {"unordered": 0.0}  # its gold has ORDER BY age DESC
+    assert values["strict"] == {"right": 1.0, "nested_50": 1.0, **ordered, **zero}
 
 
 def test_errors_stay_visible_and_leave_no_trace(scored: tuple[Scenario, Path]) -> None:
@@ -184,6 +192,10 @@ def test_errors_stay_visible_and_leave_no_trace(scored: tuple[Scenario, Path]) -
     assert raw["read_csv"].splitlines()[-1].startswith("-- sandbox rejected: table \"READ_CSV('/etc/passwd')\"")
     assert raw["runaway"].splitlines()[-1].startswith("-- sandbox error: time limit of 1 s exceeded")
     assert raw["no_sql"] == "-- sandbox error: no SQL"
+    assert raw["nested_5000"].splitlines()[-1].startswith("-- sandbox rejected: SQL too deeply nested to check")
+    assert raw["long_400kb"].splitlines()[-1] == (
+        f"-- sandbox rejected: SQL of {len(LONG_400KB)} characters is over the 20000-character limit"
+    )
     assert raw["missing"] is None
     assert not (work / "out.csv").exists() and not (work / "other.duckdb").exists()
     answers = dict(s.con.sql("select qid, answer_loft_json from predictions where dataset = 'spider'").fetchall())
@@ -202,8 +214,8 @@ def test_metrics_count_errors_as_answered_zeros(scored: tuple[Scenario, Path]) -
         ("sparc", "exec_acc_conversation_strict", "conversation", 2, 0, 1, 0.5),
         ("sparc", "exec_acc_loft", "turn", 4, 0, 1, 0.75),
         ("sparc", "exec_acc_strict", "turn", 4, 0, 1, 0.75),
-        ("spider", "exec_acc_conversation_loft", "conversation", 10, 1, 6, 0.2),
-        ("spider", "exec_acc_conversation_strict", "conversation", 10, 1, 6, 0.1),
-        ("spider", "exec_acc_loft", "turn", 10, 1, 6, 0.2),
-        ("spider", "exec_acc_strict", "turn", 10, 1, 6, 0.1),
+        ("spider", "exec_acc_conversation_loft", "conversation", 13, 1, 8, 3 / 13),
+        ("spider", "exec_acc_conversation_strict", "conversation", 13, 1, 8, 2 / 13),
+        ("spider", "exec_acc_loft", "turn", 13, 1, 8, 3 / 13),
+        ("spider", "exec_acc_strict", "turn", 13, 1, 8, 2 / 13),
     ]

@@ -6,6 +6,7 @@ import pytest
 
 from loft_warehouse.sql.exec_accuracy import exec_acc_loft, exec_acc_strict
 from loft_warehouse.sql.sandbox import Rejected, Sandbox, check_query
+from loft_warehouse.sql.sandbox_worker import Worker
 
 OUT = Path("/tmp/loft-sandbox-test-out.csv")
 
@@ -75,11 +76,13 @@ def test_hostile_sql_is_rejected_without_side_effects(sandbox, sql):
         "SET enable_external_access = true",
     ],
 )
-def test_the_engine_refuses_even_without_the_static_check(sandbox, sql):
+def test_the_engine_refuses_even_without_the_static_check(root, tmp_path, sql):
+    locked = Worker(root, tmp_path).connection("concert_singer")
     with pytest.raises(duckdb.Error):
-        sandbox.connection("concert_singer").cursor().execute(sql)
-    assert singers(sandbox) == [(6,)]
+        locked.cursor().execute(sql)
+    assert locked.execute("SELECT count(*) FROM singer").fetchall() == [(6,)]
     assert not OUT.exists()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_runaway_query_hits_the_time_limit(sandbox):
