@@ -26,6 +26,16 @@ def test_any_release_dataset_is_built_with_its_family(tmp_path: Path, capsys) ->
 
 def test_declared_release_datasets_without_files_are_listed_in_one_line(tmp_path: Path, capsys) -> None:
     _release(tmp_path, "retrieval", "arguana")
+    (tmp_path / "raw").mkdir()
     specs_for_size(tmp_path, "128k")
     out = capsys.readouterr().out.splitlines()
     assert out == [f"declared, no files at 128k in {tmp_path / 'loft'}: retrieval/fiqa, retrieval/quora"]
+
+
+def test_without_raw_sources_only_the_release_is_built_and_the_rest_named_once(tmp_path: Path, capsys) -> None:
+    _release(tmp_path, "retrieval", "arguana")
+    built = specs_for_size(tmp_path, "128k")
+    assert [(s.task, s.dataset) for s in built] == [("retrieval", "arguana")]
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and out[1].startswith(f"no raw/ in {tmp_path}: building the release datasets only; skipped")
+    assert "sql/spider" in out[1] and "rag/nq" in out[1]

@@ -107,31 +107,42 @@ def _selected(name: str, only: tuple[str, ...]) -> bool:
     return name in only or f"{name.partition('/')[0]}/*" in only
 
 
-def specs_for_size(root: Path, size_label: str, only: tuple[str, ...] = ()) -> list[DatasetSpec]:
+def specs_for_size(
+    root: Path, size_label: str, only: tuple[str, ...] = (), *, quiet: bool = False
+) -> list[DatasetSpec]:
     """What one size builds: released datasets as released, the rest from raw sources.
 
     A dataset present in the release for this size is never rebuilt from raw data; a registered
-    release dataset with no files there is listed in one line. `only` restricts the build to
-    "task/dataset" names ("task/*" names a whole task family); a name that matches nothing is an
-    error. Study datasets (the positional studies: `study: true` in the registry) are built only
-    when named.
+    release dataset with no files there is listed in one line. A data folder without raw/ builds
+    its release datasets and skips the raw-sourced ones, saying so in one line (naming one of
+    them is an error). `only` restricts the build to "task/dataset" names ("task/*" names a whole
+    task family); a name that matches nothing is an error. Study datasets (the positional
+    studies: `study: true` in the registry) are built only when named.
     """
     chosen = {(s.task, s.dataset): s for s in released_specs(root, size_label)}
-    for spec in specs():
-        if spec.source == "loft_release" or size_label not in spec.sizes:
-            continue
+    raw = [s for s in specs() if s.source != "loft_release" and size_label in s.sizes]
+    has_raw = (root / "raw").is_dir()
+    for spec in raw if has_raw else ():
         chosen.setdefault((spec.task, spec.dataset), spec)
     names = {f"{task}/{dataset}": spec for (task, dataset), spec in chosen.items()}
+    skipped = sorted({f"{s.task}/{s.dataset}" for s in raw if not s.study} - set(names))
     if not only:
         absent = sorted(
             f"{s.task}/{s.dataset}"
             for s in specs()
             if s.source == "loft_release" and size_label in s.sizes and (s.task, s.dataset) not in chosen
         )
-        if absent:
+        if absent and not quiet:
             print(f"declared, no files at {size_label} in {root / 'loft'}: {', '.join(absent)}")
+        if skipped and not quiet:
+            print(
+                f"no raw/ in {root}: building the release datasets only; skipped at {size_label}: {', '.join(skipped)}"
+            )
         return [spec for spec in chosen.values() if not spec.study]
     families = {f"{name.partition('/')[0]}/*" for name in names}
+    unraw = sorted(set(only) & {f"{s.task}/{s.dataset}" for s in raw} - set(names))
+    if unraw:
+        raise ConfigurationError(f"datasets {unraw} are built from raw sources, but {root} has no raw/ folder")
     unknown = set(only) - set(names) - families
     if unknown:
         raise ConfigurationError(

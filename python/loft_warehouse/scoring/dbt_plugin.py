@@ -1,19 +1,23 @@
 """dbt-duckdb plugin: registers the scoring functions on every connection dbt opens.
 
 Named in profiles.yml (`plugins: [{module: loft_warehouse.scoring.dbt_plugin}]`), so the SQL
-scoring models can call `loft_parse_loft(...)` and friends like built-in functions. Loading it
+scoring models can call `loft_parse_loft(...)` and friends like built-in functions, and the
+`on-run-start` hook can check the settings (`loft_preflight`, preflight.py). Loading it
 also arms Ctrl-C for the Python models (interrupts.py), early enough for dbt's main thread to
 take that up before it starts waiting for them.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
+import duckdb
 from dbt.adapters.duckdb.plugins import BasePlugin
 from duckdb import DuckDBPyConnection
 
 from loft_warehouse import interrupts
+from loft_warehouse.preflight import preflight
 from loft_warehouse.scoring.duckdb_functions import register
 
 
@@ -25,3 +29,6 @@ class Plugin(BasePlugin):
 
     def configure_connection(self, conn: DuckDBPyConnection) -> None:
         register(conn)
+        with contextlib.suppress(duckdb.InvalidInputException):
+            conn.remove_function("loft_preflight")
+        conn.create_function("loft_preflight", preflight, ["VARCHAR", "VARCHAR"], "VARCHAR", side_effects=True)

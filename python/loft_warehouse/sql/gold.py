@@ -444,6 +444,8 @@ def gold_frame(data_dir: str | Path | None = None, datasets: str | list[str] | N
     if wanted and not keep and not every:
         return pl.DataFrame(schema=GOLD_SCHEMA)
     root = settings.data_dir(str(data_dir) if data_dir else None)
+    if not (root / "raw").is_dir():
+        return pl.DataFrame(schema=GOLD_SCHEMA)
     key = str(root.resolve())
     with _FRAMES_LOCK:
         if key not in _FRAMES:

@@ -1,0 +1,89 @@
+"""Issue 12, item 5: settings are checked before the first model, in one line."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.preflight import check, preflight, selected_sizes
+from tests.conftest import query, run_dbt
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"datasets": "retrieval/arguana,retrieval/nope"}, r"datasets \['retrieval/nope'\] are not built at size 32k"),
+        ({"prompt_variants": ["defualt"]}, r"unknown prompt variant\(s\) \['defualt'\]"),
+        ({"methods": "cic,magic"}, "unknown method 'magic'"),
+        ({"systems": "[bm25, gtp-4o]"}, r"unknown system\(s\) \['gtp-4o'\]"),
+        ({"max_cost_usd": "ten dollars"}, "max_cost_usd must be a number, got 'ten dollars'"),
+        ({"max_cost_usd": -1}, "max_cost_usd must not be negative"),
+        ({"limit": "0"}, "limit must be a positive integer"),
+        ({"seed": "abc"}, "seed must be an integer"),
+        ({"icr_pages": "five"}, "icr_pages must be an integer"),
+        ({"litm_documents": "[10, x]"}, "litm_documents must be a list of integers"),
+        ({"retry_errors": "maybe"}, "retry_errors"),
+        ({"tokenizer_model": "/nonexistent/tokenizer.model"}, "tokenizer model /nonexistent/tokenizer.model not found"),
+        ({"systems_file": "/nonexistent/systems.yaml"}, "systems file /nonexistent/systems.yaml"),
+    ],
+)
+def test_each_bad_setting_is_named(shared_data: Path, values: dict, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        check({"data_dir": str(shared_data), **values}, ["32k"])
+
+
+def test_good_settings_pass_and_the_sql_function_says_nothing(shared_data: Path) -> None:
+    values = {"data_dir": str(shared_data), "datasets": "retrieval/*", "systems": "bm25", "max_cost_usd": "5"}
+    assert check(values, ["32k", "128k"]) == shared_data
+    assert preflight('{"systems": "nope"}', "[]").startswith("settings: unknown system(s) ['nope']")
+    assert preflight("{}", '["model.loft.loft_128k__stg_queries"]') == ""
+
+
+def test_a_folder_without_loft_data_is_named(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(ConfigurationError, match=r"this folder holds no LOFT data: expected loft/ .* or raw/"):
+        check({"data_dir": str(tmp_path)}, [])
+
+
+def test_sizes_come_from_the_selection() -> None:
+    ids = ["model.loft.loft_1m__corpus", "test.loft.not_null_loft_32k__queries_qid.abc", "seed.loft.paper_table2"]
+    assert selected_sizes(ids) == ["32k", "1m"]
+
+
+@pytest.fixture
+def release_only(shared_data: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "loft").symlink_to(shared_data / "loft")
+    (root / "tokenizers").symlink_to(shared_data / "tokenizers")
+    return root
+
+
+def test_a_bad_setting_stops_dbt_build_first_and_once(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = run_dbt(["build", "--select", "loft_32k", "--vars", "{systems: [gtp-4o]}"], tmp_path / "w.duckdb")
+    elapsed = time.monotonic() - started
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert out.count("settings: unknown system(s) ['gtp-4o']") == 1, out[-3000:]
+    assert "Traceback" not in out
+    assert "START sql" not in out and "START python" not in out
+    assert elapsed < 60
+
+
+def test_a_release_only_data_dir_builds_its_datasets_and_skips_raw_in_one_line(release_only: Path, tmp_path) -> None:
+    database = tmp_path / "w.duckdb"
+    result = run_dbt(["build", "--select", "loft_32k", "--vars", f"{{data_dir: {release_only}}}"], database)
+    assert result.returncode == 0, result.stdout[-5000:]
+    assert "FileNotFoundError" not in result.stdout
+    skipped = [line for line in result.stdout.splitlines() if line.startswith(f"no raw/ in {release_only}:")]
+    assert skipped and "sql/spider" in skipped[0] and "icl/bbh_date" in skipped[0]
+    assert query(database, "select distinct task || '/' || dataset from loft_32k.queries") == [("retrieval/arguana",)]
+    named = run_dbt(
+        ["build", "--select", "loft_32k", "--vars", f"{{data_dir: {release_only}, datasets: [sql/spider]}}"], database
+    )
+    assert named.returncode != 0
+    assert "settings: datasets ['sql/spider'] are built from raw sources, but" in named.stdout
