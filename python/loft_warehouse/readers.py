@@ -1,37 +1,83 @@
-"""Line-numbered readers: every malformed record is reported with its file and line."""
+"""Line-numbered readers: every malformed record is reported with its file and line.
+
+Bytes that are not UTF-8, a gzip file cut short, and a line longer than the cap
+($LOFT_MAX_LINE_BYTES, default 64 MiB; checked before a line is decoded, parsed or tokenized)
+are errors naming the file and line, like malformed JSON.
+"""
 
 from __future__ import annotations
 
 import gzip
 import json
+import os
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from loft_warehouse.errors import BadInputError
+from loft_warehouse.errors import BadInputError, ConfigurationError
+
+DEFAULT_MAX_LINE_BYTES = 64 * 2**20
+
+
+def max_line_bytes() -> int:
+    """The longest line a reader accepts ($LOFT_MAX_LINE_BYTES)."""
+    value = os.environ.get("LOFT_MAX_LINE_BYTES", "").strip()
+    if not value:
+        return DEFAULT_MAX_LINE_BYTES
+    try:
+        cap = int(value)
+    except ValueError as exc:
+        raise ConfigurationError(f"LOFT_MAX_LINE_BYTES must be a number of bytes, got {value!r}") from exc
+    if cap < 1:
+        raise ConfigurationError(f"LOFT_MAX_LINE_BYTES must be positive, got {cap}")
+    return cap
+
+
+def decode_utf8(raw: bytes, path: Path, line_no: int = 1) -> str:
+    """Text of bytes read from `path` (starting at line_no); bytes that are not UTF-8 name their line."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        line = line_no + raw.count(b"\n", 0, exc.start)
+        raise BadInputError(path, line, f"not UTF-8: byte 0x{raw[exc.start]:02x} at column {column}") from exc
+
+
+def read_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Yield (1-based line number, text) of a text or .gz file, checked as the module says."""
+    cap = max_line_bytes()
+    opener = gzip.open if path.suffix == ".gz" else open
+    line_no = 0
+    try:
+        with opener(path, "rb") as handle:
+            while raw := handle.readline(cap + 1):
+                line_no += 1
+                if len(raw) > cap and not (len(raw) == cap + 1 and raw.endswith(b"\n")):
+                    raise BadInputError(path, line_no, f"line longer than {cap} bytes (LOFT_MAX_LINE_BYTES)")
+                yield line_no, decode_utf8(raw, path, line_no)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise BadInputError(path, line_no + 1, f"truncated or corrupt gzip data ({exc})") from exc
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (1-based line number, object) for each non-blank line; a bad line raises."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise BadInputError(path, line_no, f"malformed JSON ({exc.msg})") from exc
-            if not isinstance(record, dict):
-                raise BadInputError(path, line_no, "expected a JSON object")
-            yield line_no, record
+    for line_no, line in read_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BadInputError(path, line_no, f"malformed JSON ({exc.msg})") from exc
+        if not isinstance(record, dict):
+            raise BadInputError(path, line_no, "expected a JSON object")
+        yield line_no, record
 
 
 def read_json(path: Path) -> Any:
     """Parse a whole JSON document; a syntax error names the line."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+        return json.loads(decode_utf8(path.read_bytes(), path, 1))
     except json.JSONDecodeError as exc:
         raise BadInputError(path, exc.lineno, f"malformed JSON ({exc.msg})") from exc
 

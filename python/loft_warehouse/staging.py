@@ -23,7 +23,7 @@ from loft_warehouse.errors import BadInputError
 from loft_warehouse.inference.flow import Progress
 from loft_warehouse.registry import DatasetSpec
 from loft_warehouse.sources import loft_release
-from loft_warehouse.sources.base import CorpusRequest, Document, SourceData
+from loft_warehouse.sources.base import CorpusRequest, Document, Query, SourceData
 from loft_warehouse.tokens import TokenCounter, counter
 
 DOCUMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
@@ -115,13 +115,26 @@ def draw_ranks(n: int, seed: int, key: str) -> np.ndarray:
 def _load(spec: DatasetSpec, root: Path, size_label: str) -> SourceData:
     if spec.source == "loft_release":
         folder = registry.release_dir(root, spec.task, spec.dataset, size_label)
-        return loft_release.load(spec.task, folder)
+        splits = tuple(split for split, n in spec.split_sizes(size_label).items() if n > 0)
+        return loft_release.load(spec.task, folder, splits)
     module = importlib.import_module(f"loft_warehouse.sources.{spec.source}")
     return module.load(spec, root)
 
 
 def _validate(spec: DatasetSpec, data: SourceData) -> None:
-    """Duplicate pids and gold pointing at missing documents stop the build."""
+    """Duplicate pids or qids, and gold pointing at missing documents, stop the build."""
+    if not data.documents and not spec.study:
+        raise BadInputError(f"{spec.source}:{spec.task}/{spec.dataset}", None, "empty corpus: no documents")
+    queries: dict[str, Query] = {}
+    for query in data.queries:
+        first_query = queries.setdefault(query.qid, query)
+        if first_query is not query:
+            raise BadInputError(
+                query.source_file,
+                query.source_row,
+                f"duplicate qid {query.qid!r} in {spec.task}/{spec.dataset} "
+                f"(first at {first_query.source_file}:{first_query.source_row})",
+            )
     seen: dict[tuple[str | None, str], Document] = {}
     for doc in data.documents:
         key = (doc.corpus_id, doc.pid)

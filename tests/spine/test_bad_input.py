@@ -22,12 +22,12 @@ def _data_root(tmp_path: Path, shared_data: Path) -> Path:
     return root
 
 
-def _build(root: Path, datasets: str, tmp_path: Path) -> tuple[str, list[str]]:
+def _build(root: Path, datasets: str, tmp_path: Path, env: dict[str, str] | None = None) -> tuple[str, list[str]]:
     database = tmp_path / "loft.duckdb"
     result = run_dbt(
         ["build", "--select", "loft_32k"],
         database,
-        env={"LOFT_DATA_DIR": str(root), "LOFT_DATASETS": datasets},
+        env={"LOFT_DATA_DIR": str(root), "LOFT_DATASETS": datasets, **(env or {})},
     )
     assert result.returncode != 0, "the build should have failed"
     tables = []

@@ -82,3 +82,33 @@ def test_unterminated_copy_block_is_an_error(tmp_path):
 def test_unsupported_column_type_is_an_error(tmp_path):
     with pytest.raises(BadInputError, match="unsupported type"):
         parse_dump(write(tmp_path, INSERT_DUMP.replace("varchar(2)", "bytea")))
+
+
+@pytest.mark.parametrize(
+    ("cell", "column", "expected"),
+    [("x7", "pet_id", "'x7' is not a valid int"), ("heavy", "weight", "'heavy' is not a valid real")],
+)
+def test_a_value_of_the_wrong_type_names_its_dump_line(tmp_path, cell, column, expected):
+    import duckdb
+
+    from loft_warehouse.sql.databases import load_duckdb
+
+    rows = ["3\t1.0\tA\t1\tt\t\\N", "4\t2.0\tB\t1\tt\t\\N", "5\t3.0\tC\t1\tt\t\\N"]
+    fields = rows[1].split("\t")
+    fields[0 if column == "pet_id" else 1] = cell
+    rows[1] = "\t".join(fields)
+    text = COPY_DUMP.replace("\\.\n", "\n".join(rows) + "\n\\.\n")
+    path = tmp_path / "pets.sql"
+    path.write_text(text)
+    line = text.splitlines().index(rows[1]) + 1
+    with duckdb.connect() as con, pytest.raises(BadInputError) as caught:
+        load_duckdb(parse_dump(path), con)
+    assert str(caught.value).startswith(f"{path}:{line}: table pet, column {column}: {expected}")
+
+
+def test_a_dump_that_is_not_utf8_names_its_line(tmp_path):
+    path = tmp_path / "pets.sql"
+    path.write_bytes(COPY_DUMP.encode().replace(b"Rex", b"R\xe9x"))
+    line = COPY_DUMP.splitlines().index(next(x for x in COPY_DUMP.splitlines() if "Rex" in x)) + 1
+    with pytest.raises(BadInputError, match=rf"pets.sql:{line}: not UTF-8: byte 0xe9 at column 9"):
+        parse_dump(path)

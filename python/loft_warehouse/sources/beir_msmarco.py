@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from loft_warehouse.errors import BadInputError, ConfigurationError
-from loft_warehouse.readers import read_jsonl, require
+from loft_warehouse.readers import read_jsonl, read_lines, require
 from loft_warehouse.registry import DatasetSpec
 from loft_warehouse.sources.base import Document, SourceData
 from loft_warehouse.sources.passages import passage_query
@@ -44,25 +44,24 @@ def _corpus(path: Path) -> list[Document]:
 def read_qrels(path: Path) -> list[tuple[int, str, str, int]]:
     """(line, query-id, corpus-id, score) for each qrel; an optional BEIR header on line 1."""
     qrels = []
-    with open(path, encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            fields = line.rstrip("\r\n").split("\t")
-            if line_no == 1 and fields == QRELS_HEADER:
-                continue
-            if len(fields) != 3:
-                raise BadInputError(
-                    path,
-                    line_no,
-                    f"expected 3 tab-separated columns (query-id corpus-id score), got {len(fields)}",
-                )
-            query_id, corpus_id, score = (f.strip() for f in fields)
-            try:
-                grade = int(score)
-            except ValueError as exc:
-                raise BadInputError(path, line_no, f"score {score!r} is not an integer") from exc
-            qrels.append((line_no, query_id, corpus_id, grade))
+    for line_no, line in read_lines(path):
+        if not line.strip():
+            continue
+        fields = line.rstrip("\r\n").split("\t")
+        if line_no == 1 and fields == QRELS_HEADER:
+            continue
+        if len(fields) != 3:
+            raise BadInputError(
+                path,
+                line_no,
+                f"expected 3 tab-separated columns (query-id corpus-id score), got {len(fields)}",
+            )
+        query_id, corpus_id, score = (f.strip() for f in fields)
+        try:
+            grade = int(score)
+        except ValueError as exc:
+            raise BadInputError(path, line_no, f"score {score!r} is not an integer") from exc
+        qrels.append((line_no, query_id, corpus_id, grade))
     return qrels
 
 

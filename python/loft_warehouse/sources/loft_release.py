@@ -52,9 +52,22 @@ def _sql_rows(value: Any, path: Path, row: int, qid: str, turn: int) -> list[lis
     return value
 
 
+_TYPE_NAMES = {str: "a string", int: "an integer", type(None): "null"}
+
+
+def _typed(record: dict[str, Any], field: str, types: tuple[type, ...], path: Path, row: int) -> None:
+    """A field of the wrong JSON type is named with its line, not coerced with str()."""
+    value = record.get(field)
+    if not isinstance(value, types) or isinstance(value, bool):
+        expected = " or ".join(_TYPE_NAMES[t] for t in types)
+        pid = f"pid {record['pid']!r}: " if field != "pid" and isinstance(record.get("pid"), str) else ""
+        raise BadInputError(path, row, f"{pid}{field} must be {expected}, got {type(value).__name__} {value!r:.60}")
+
+
 def query_from_record(task: str, record: dict[str, Any], split: str, path: Path, row: int) -> Query:
     """One line of a release *_queries.jsonl (LOFT's answer file)."""
     require(record, ("qid", "query_text", "answers"), path, row)
+    _typed(record, "qid", (str, int), path, row)
     metadata = record.get("metadata") or {}
     qid = str(record["qid"])
     turns = record["query_text"] if _is_multi_turn(record) else [record["query_text"]]
@@ -112,8 +125,9 @@ def bbh_queries(path: Path, split: str) -> list[Query]:
     return queries
 
 
-def _load_icl(folder: Path) -> SourceData:
+def _load_icl(folder: Path, splits: tuple[str, ...]) -> SourceData:
     corpus_path = folder / "corpus.json"
+    split_files = _split_files(folder, splits, ".json")
     documents = []
     for row, example in enumerate(read_json(corpus_path), start=1):
         require(example, ("input", "target"), corpus_path, row)
@@ -128,24 +142,37 @@ def _load_icl(folder: Path) -> SourceData:
                 source_row=row,
             )
         )
+    if not documents:
+        raise BadInputError(corpus_path, None, "empty corpus: no examples")
     queries: list[Query] = []
-    for split in SPLITS:
-        path = folder / f"{split}_queries.json"
-        if path.exists():
-            queries.extend(bbh_queries(path, split))
+    for split, path in split_files:
+        queries.extend(bbh_queries(path, split))
     return SourceData(documents, queries)
 
 
-def load(task: str, folder: Path) -> SourceData:
-    """Read one released dataset at one size."""
+def _split_files(folder: Path, splits: tuple[str, ...], suffix: str) -> list[tuple[str, Path]]:
+    """The query file of each expected split; a missing one is an error naming it."""
+    files = [(split, folder / f"{split}_queries{suffix}") for split in splits]
+    missing = [path.name for _, path in files if not path.is_file()]
+    if missing:
+        raise BadInputError(folder, None, f"missing split file(s) {', '.join(missing)} (expected {', '.join(splits)})")
+    return files
+
+
+def load(task: str, folder: Path, splits: tuple[str, ...] = SPLITS) -> SourceData:
+    """Read one released dataset at one size; `splits` are the query files it must have."""
     if task == "icl" and (folder / "corpus.json").exists():
-        return _load_icl(folder)
+        return _load_icl(folder, splits)
     corpus_path = folder / "corpus.jsonl"
     if not corpus_path.exists():
         raise BadInputError(folder, None, "release folder has no corpus.jsonl")
+    split_files = _split_files(folder, splits, ".jsonl")
     documents = []
     for row, record in read_jsonl(corpus_path):
         require(record, ("pid", "passage_text"), corpus_path, row)
+        _typed(record, "pid", (str,), corpus_path, row)
+        _typed(record, "passage_text", (str,), corpus_path, row)
+        _typed(record, "title_text", (str, type(None)), corpus_path, row)
         metadata = record.get("metadata") or {}
         documents.append(
             Document(
@@ -157,9 +184,9 @@ def load(task: str, folder: Path) -> SourceData:
                 source_row=row,
             )
         )
+    if not documents:
+        raise BadInputError(corpus_path, None, "empty corpus: no documents")
     queries: list[Query] = []
-    for split in SPLITS:
-        path = folder / f"{split}_queries.jsonl"
-        if path.exists():
-            queries.extend(query_from_record(task, record, split, path, row) for row, record in read_jsonl(path))
+    for split, path in split_files:
+        queries.extend(query_from_record(task, record, split, path, row) for row, record in read_jsonl(path))
     return SourceData(documents, queries)

@@ -50,14 +50,16 @@ def dump_dir(root: Path) -> Path:
     return root / DUMP_FOLDER
 
 
-def cell_text(kind: str, value: str | None, path: Path | str = "", table: str = "") -> str | None:
+def cell_text(
+    kind: str, value: str | None, path: Path | str = "", table: str = "", line: int | None = None
+) -> str | None:
     """A cell as both engines store it in text: booleans as SQLite's 1/0, the rest verbatim."""
     if value is None or kind != "boolean":
         return value
     try:
         return _BOOLEAN_TEXT[value.lower()]
     except KeyError as exc:
-        raise BadInputError(path, None, f"table {table}: {value!r} is not a boolean") from exc
+        raise BadInputError(path, line, f"table {table}: {value!r} is not a boolean") from exc
 
 
 def table_csv(table: Table) -> str:
@@ -100,10 +102,27 @@ def databases(root: Path) -> dict[str, Dump]:
 
 def _text_columns(table: Table, path: Path) -> list[list[str | None]]:
     columns: list[list[str | None]] = [[] for _ in table.columns]
-    for row in table.rows:
+    for row, line in zip(table.rows, table.row_lines, strict=True):
         for j, (column, value) in enumerate(zip(table.columns, row, strict=True)):
-            columns[j].append(cell_text(column.kind, value, path, table.name))
+            columns[j].append(cell_text(column.kind, value, path, table.name, line))
     return columns
+
+
+def _first_bad_cell(con: duckdb.DuckDBPyConnection, table: Table, path: Path) -> BadInputError | None:
+    """The first row (in dump order) holding a value DuckDB cannot cast to its column's type."""
+    bad = []
+    for j, column in enumerate(table.columns):
+        found = con.execute(
+            f"SELECT row_index, c{j} FROM _staged_rows WHERE c{j} IS NOT NULL "
+            f"AND TRY_CAST(c{j} AS {DUCKDB_TYPES[column.kind]}) IS NULL ORDER BY row_index LIMIT 1"
+        ).fetchone()
+        if found is not None:
+            bad.append((found[0], column, found[1]))
+    if not bad:
+        return None
+    index, column, value = min(bad, key=lambda item: item[0])
+    what = f"table {table.name}, column {column.name}: {value!r} is not a valid {column.pg_type}"
+    return BadInputError(path, table.row_lines[index], what)
 
 
 def load_duckdb(dump: Dump, con: duckdb.DuckDBPyConnection) -> None:
@@ -114,13 +133,17 @@ def load_duckdb(dump: Dump, con: duckdb.DuckDBPyConnection) -> None:
         if not table.rows:
             continue
         columns = _text_columns(table, dump.path)
-        staged = pa.table({f"c{j}": pa.array(col, pa.string()) for j, col in enumerate(columns)})
+        staged = pa.table(
+            {"row_index": pa.array(range(len(table.rows)), pa.int64())}
+            | {f"c{j}": pa.array(col, pa.string()) for j, col in enumerate(columns)}
+        )
         casts = ", ".join(f"CAST(c{j} AS {DUCKDB_TYPES[c.kind]})" for j, c in enumerate(table.columns))
         con.register("_staged_rows", staged)
         try:
             con.execute(f'INSERT INTO "{table.name}" SELECT {casts} FROM _staged_rows')
         except duckdb.Error as exc:
-            raise BadInputError(dump.path, table.create_line, f"table {table.name}: {exc}") from exc
+            located = _first_bad_cell(con, table, dump.path)
+            raise located or BadInputError(dump.path, table.create_line, f"table {table.name}: {exc}") from exc
         finally:
             con.unregister("_staged_rows")
 

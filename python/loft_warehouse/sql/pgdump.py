@@ -17,6 +17,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from loft_warehouse.errors import BadInputError
+from loft_warehouse.readers import decode_utf8
 
 _KINDS: dict[object, str] = {
     exp.DataType.Type.INT: "integer",
@@ -56,6 +57,7 @@ class Table:
     columns: list[Column]
     create_line: int
     rows: list[tuple[str | None, ...]] = field(default_factory=list)
+    row_lines: list[int] = field(default_factory=list)
 
     def column_names(self) -> list[str]:
         return [c.name for c in self.columns]
@@ -141,11 +143,12 @@ def _parse_insert(statement: str, tables: dict[str, Table], path: Path, line: in
         if len(values) != len(table.columns):
             raise BadInputError(path, line, f"{len(values)} values for {len(table.columns)} columns of {table.name}")
         table.rows.append(values)
+        table.row_lines.append(line)
 
 
 def parse_dump(path: Path) -> Dump:
     """Parse one dump file; any statement that would feed data to an unknown place is an error."""
-    lines = path.read_text(encoding="utf-8").split("\n")
+    lines = decode_utf8(path.read_bytes(), path).replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     tables: dict[str, Table] = {}
@@ -179,6 +182,7 @@ def parse_dump(path: Path) -> Dump:
                     raise BadInputError(path, i + 1, f"{len(fields)} fields for {len(names)} columns of {copied.name}")
                 values = [_unescape_copy(f) for f in fields]
                 copied.rows.append(tuple(values[k] for k in order))
+                copied.row_lines.append(i + 1)
                 i += 1
             if i >= len(lines):
                 raise BadInputError(path, line_no, f"COPY block of {copied.name} has no terminating '\\.'")

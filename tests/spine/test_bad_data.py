@@ -1,0 +1,112 @@
+"""Issue 12, item 4: each kind of bad data stops `dbt build` with the file and line (and the pid
+or qid where there is one), before any corpus table is written."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.spine.test_bad_input import ARGUANA, _build, _data_root
+
+CORPUS = ARGUANA / "corpus.jsonl"
+DEV = ARGUANA / "dev_queries.jsonl"
+
+
+def _edit_line(path: Path, index: int, change: Callable[[dict], dict]) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[index] = json.dumps(change(json.loads(lines[index]))) + "\n"
+    path.chmod(0o644)
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+def _pid(root: Path, index: int) -> str:
+    return json.loads((root / CORPUS).read_text().splitlines()[index])["pid"]
+
+
+def non_utf8(root: Path) -> tuple[str, dict]:
+    path = root / CORPUS
+    data = path.read_bytes()
+    start = data.index(b"\n", data.index(b"\n") + 1) + 1  # line 3
+    path.chmod(0o644)
+    path.write_bytes(data[: start + 2] + b"\xff\xfe" + data[start + 2 :])
+    return f"{path}:3: not UTF-8: byte 0xff at column 3", {}
+
+
+def empty_corpus(root: Path) -> tuple[str, dict]:
+    path = root / CORPUS
+    path.chmod(0o644)
+    path.write_text("\n")
+    return f"{path}: empty corpus: no documents", {}
+
+
+def duplicate_qid(root: Path) -> tuple[str, dict]:
+    dev = root / DEV
+    first = json.loads(dev.read_text().splitlines()[0])["qid"]
+    _edit_line(dev, 3, lambda record: {**record, "qid": first})
+    return f"{dev}:4: duplicate qid {first!r} in retrieval/arguana (first at {dev}:1)", {}
+
+
+def pid_not_a_string(root: Path) -> tuple[str, dict]:
+    _edit_line(root / CORPUS, 4, lambda record: {**record, "pid": 12345})
+    return f"{root / CORPUS}:5: pid must be a string, got int 12345", {}
+
+
+def passage_not_a_string(root: Path) -> tuple[str, dict]:
+    pid = _pid(root, 5)
+    _edit_line(root / CORPUS, 5, lambda record: {**record, "passage_text": ["a", "list"]})
+    return f"{root / CORPUS}:6: pid {pid!r}: passage_text must be a string, got list", {}
+
+
+def null_qid(root: Path) -> tuple[str, dict]:
+    _edit_line(root / DEV, 1, lambda record: {**record, "qid": None})
+    return f"{root / DEV}:2: qid must be a string or an integer, got NoneType None", {}
+
+
+def line_over_the_cap(root: Path) -> tuple[str, dict]:
+    _edit_line(root / CORPUS, 7, lambda record: {**record, "passage_text": "word " * 5000})
+    return f"{root / CORPUS}:8: line longer than 20000 bytes (LOFT_MAX_LINE_BYTES)", {"LOFT_MAX_LINE_BYTES": "20000"}
+
+
+def missing_split_file(root: Path) -> tuple[str, dict]:
+    (root / DEV).unlink()
+    folder = root / ARGUANA
+    return f"{folder}: missing split file(s) dev_queries.jsonl (expected few_shot, dev)", {}
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        non_utf8,
+        empty_corpus,
+        duplicate_qid,
+        pid_not_a_string,
+        passage_not_a_string,
+        null_qid,
+        line_over_the_cap,
+        missing_split_file,
+    ],
+)
+def test_bad_release_data_stops_the_build_naming_file_and_line(tmp_path: Path, shared_data: Path, corrupt) -> None:
+    root = _data_root(tmp_path, shared_data)
+    message, env = corrupt(root)
+    output, tables = _build(root, "retrieval/arguana", tmp_path, env)
+    assert message in output, output[-3000:]
+    assert "corpus" not in tables and "stg_documents" not in tables
+
+
+def test_a_truncated_gzip_source_names_the_file(tmp_path: Path, shared_data: Path) -> None:
+    root = tmp_path / "data"
+    source = root / "raw/lost_in_the_middle/nq-open-oracle.jsonl.gz"
+    source.parent.mkdir(parents=True)
+    (root / "tokenizers").symlink_to(shared_data / "tokenizers")
+    gold = [{"title": "T", "text": "some text", "hasanswer": True, "isgold": True}]
+    lines = [json.dumps({"question": f"q{i}?", "answers": [f"a{i}"], "ctxs": gold}) + "\n" for i in range(4000)]
+    whole = gzip.compress("".join(lines).encode())
+    source.write_bytes(whole[: len(whole) // 2])
+    output, tables = _build(root, "retrieval/nq", tmp_path)
+    assert f"{source}:" in output and "truncated or corrupt gzip data" in output, output[-3000:]
+    assert "corpus" not in tables
