@@ -18,12 +18,26 @@ from loft_warehouse.settings import PROJECT_ROOT, data_dir
 from loft_warehouse.tokens import TokenCounter, counter
 
 DBT = str(Path(sys.executable).with_name("dbt"))
+# Tests change warehouse files between dbt runs, so every dbt the tests start builds in place;
+# tests/spine/test_publish.py covers the publishing a user's build does.
+os.environ["LOFT_BUILD_IN_PLACE"] = "1"
 
 
-def run_dbt(args: list[str], database: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run the dbt CLI on the project against `database`, artifacts beside it."""
+def run_dbt(
+    args: list[str], database: Path, env: dict[str, str] | None = None, *, publish: bool = False
+) -> subprocess.CompletedProcess:
+    """Run the dbt CLI on the project against `database`, artifacts beside it.
+
+    dbt builds `database` in place (see BUILD_IN_PLACE), unless `publish`: then it builds
+    `<database>.build` and publishes it to `database`, as a user's build does."""
     work = database.parent
-    full_env = {**os.environ, "LOFT_DUCKDB_PATH": str(database), "DO_NOT_TRACK": "1", **(env or {})}
+    full_env = {
+        **os.environ,
+        "LOFT_DUCKDB_PATH": str(database),
+        "LOFT_BUILD_IN_PLACE": "" if publish else "1",
+        "DO_NOT_TRACK": "1",
+        **(env or {}),
+    }
     return subprocess.run(
         [DBT, *args, "--target-path", str(work / "target"), "--log-path", str(work / "logs")],
         cwd=PROJECT_ROOT,

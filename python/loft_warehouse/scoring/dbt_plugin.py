@@ -2,7 +2,8 @@
 
 Named in profiles.yml (`plugins: [{module: loft_warehouse.scoring.dbt_plugin}]`), so the SQL
 scoring models can call `loft_parse_loft(...)` and friends like built-in functions, and the
-`on-run-start` hook can check the settings (`loft_preflight`, preflight.py). Loading it
+`on-run-start` hook can check the settings (`loft_preflight`, preflight.py) and the `on-run-end`
+hook publish a successful build (`loft_publish`, publish.py). Loading it
 also arms Ctrl-C for the Python models (interrupts.py), early enough for dbt's main thread to
 take that up before it starts waiting for them.
 """
@@ -18,6 +19,7 @@ from duckdb import DuckDBPyConnection
 
 from loft_warehouse import interrupts
 from loft_warehouse.preflight import preflight
+from loft_warehouse.publish import publish
 from loft_warehouse.scoring.duckdb_functions import register
 
 
@@ -32,3 +34,6 @@ class Plugin(BasePlugin):
         with contextlib.suppress(duckdb.InvalidInputException):
             conn.remove_function("loft_preflight")
         conn.create_function("loft_preflight", preflight, ["VARCHAR", "VARCHAR"], "VARCHAR", side_effects=True)
+        with contextlib.suppress(duckdb.InvalidInputException):
+            conn.remove_function("loft_publish")
+        conn.create_function("loft_publish", publish, ["VARCHAR", "VARCHAR"], "VARCHAR", side_effects=True)

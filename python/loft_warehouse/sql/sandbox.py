@@ -240,7 +240,10 @@ class _WorkerProcess:
             code = None
         if code is not None and code < 0:
             return f"the sandbox process died (signal {-code})"
-        return f"the sandbox process exited ({code})" if code is not None else "the sandbox process stopped answering"
+        if code is None:
+            return "the sandbox process stopped answering"
+        said = self.stderr.read_text(errors="replace").strip().splitlines()
+        return f"the sandbox process exited ({code}){': ' + said[-1] if said else ''}"
 
     def kill(self) -> None:
         self.requests.close()
@@ -285,7 +288,8 @@ class Sandbox:
 
     def _stop_worker(self) -> None:
         if self._worker is not None:
-            self.peak_rss_kib = max(self.peak_rss_kib, self._worker.peak_rss_kib())
+            if self._worker.process.poll() is None:  # still running, so its pid is still its own
+                self.peak_rss_kib = max(self.peak_rss_kib, self._worker.peak_rss_kib())
             self._worker.kill()
             self._worker = None
 

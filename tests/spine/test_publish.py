@@ -1,0 +1,106 @@
+"""Issue 12 item 4 / issue 11 item 3: builds publish atomically; analysts are never locked out.
+
+dbt builds `<warehouse>.build`; only a run with no failure is copied over the warehouse file in
+one rename (python/loft_warehouse/publish.py). These tests run dbt as a user does (publishing)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from loft_warehouse.settings import PROJECT_ROOT
+from tests.conftest import DBT, run_dbt
+
+ARGUANA = "{datasets: [retrieval/arguana], systems: [bm25]"
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _count(database: Path, table: str) -> int:
+    with duckdb.connect(str(database), read_only=True) as con:
+        return con.sql(f"select count(*) from {table}").fetchone()[0]
+
+
+PROMPTS = "select variant, count(*) from loft_32k.prompts group by all order by all"
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    database = tmp_path_factory.mktemp("publish") / "loft.duckdb"
+    result = run_dbt(["build", "--select", "loft_32k", "--vars", ARGUANA + "}"], database, publish=True)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert f"published {database}" in result.stdout
+    assert Path(f"{database}.build").exists()
+    return database
+
+
+def test_a_failed_build_keeps_the_last_good_build_whole_and_readers_are_never_locked_out(published: Path) -> None:
+    before = _digest(published)
+    with duckdb.connect(str(published), read_only=True) as con:
+        prompts = con.sql(PROMPTS).fetchall()
+    reader = duckdb.connect(str(published), read_only=True)
+    failing = subprocess.Popen(
+        [DBT, "build", "--select", "loft_32k", "--vars", "{datasets: [retrieval/arguana], systems: [bm25, gpt-4o], "
+         "prompt_variants: [few_shot_0], max_cost_usd: 0}", "--target-path", str(published.parent / "target")],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "LOFT_DUCKDB_PATH": str(published), "LOFT_BUILD_IN_PLACE": "", "OPENAI_API_KEY": "sk-x"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    reads = 0
+    while failing.poll() is None:
+        assert reader.sql(PROMPTS).fetchall() == prompts
+        with duckdb.connect(str(published), read_only=True) as fresh:
+            fresh.sql("select count(*) from loft_32k.metrics").fetchone()
+        reads += 1
+        time.sleep(0.5)
+    output = failing.stdout.read() if failing.stdout else ""
+    assert failing.returncode != 0 and "exceeds max_cost_usd" in output, output[-3000:]
+    assert "still holds the last good build" in output
+    assert reads >= 5
+    assert _digest(published) == before
+    with duckdb.connect(f"{published}.build", read_only=True) as working:
+        replaced = working.sql(PROMPTS).fetchall()
+    assert replaced != prompts  # the working file holds the failed run's tables; analysts never see them
+
+    good = run_dbt(["build", "--select", "loft_32k", "--vars", ARGUANA + ", limit: 2}"], published, publish=True)
+    assert good.returncode == 0, good.stdout[-3000:]
+    assert _digest(published) != before
+    assert reader.sql(PROMPTS).fetchall() == prompts
+    reader.close()
+    with duckdb.connect(str(published), read_only=True) as con:
+        assert con.sql("select distinct query_limit from loft_32k.metrics").fetchall() == [(2,)]
+    assert not list(published.parent.glob(".*.publishing"))
+
+
+def test_a_killed_build_leaves_the_warehouse_file_untouched(published: Path) -> None:
+    before = _digest(published)
+    build = subprocess.Popen(
+        [DBT, "build", "--select", "loft_32k", "--vars", ARGUANA + ", limit: 3}",
+         "--target-path", str(published.parent / "target")],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "LOFT_DUCKDB_PATH": str(published), "LOFT_BUILD_IN_PLACE": ""},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    assert build.stdout is not None
+    for line in build.stdout:
+        if "START python table model loft_32k.stg_queries" in line:
+            break
+    time.sleep(2)
+    build.send_signal(signal.SIGKILL)
+    build.wait()
+    assert _digest(published) == before
+    assert _count(published, "loft_32k.corpus") > 0
+    assert not list(published.parent.glob(".*.publishing"))
