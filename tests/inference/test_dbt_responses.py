@@ -224,3 +224,36 @@ def test_ctrl_c_stops_a_build_within_seconds_and_a_rerun_resumes(tmp_path, serve
     resumed = _build(project, tmp_path, keyed)
     assert resumed.returncode == 0, resumed.stdout[-4000:]
     assert {status for status, _ in _responses(tmp_path).values()} == {"ok"}
+
+
+def test_two_builds_sharing_a_store_pay_for_each_prompt_once(tmp_path, server):
+    """Issue 12, item 3: two warehouses (two DuckDB files) on one response store, built at once."""
+    project = _project(tmp_path)
+    server.state.latency_s = 0.5
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("LOFT_TEST_")}
+    builds = []
+    for name in ("a", "b"):
+        root = tmp_path / name
+        root.mkdir()
+        env = {
+            **clean,
+            **PLANTED,
+            "LOFT_TEST_OPENAI_BASE_URL": f"{server.url}/v1",
+            "LOFT_TEST_GEMINI_BASE_URL": server.url,
+            "LOFT_DUCKDB_PATH": str(root / "loft.duckdb"),
+            "LOFT_RESPONSE_STORE": str(tmp_path / "shared.sqlite"),
+            "LOFT_SYSTEMS_FILE": str(tmp_path / "systems.yaml"),
+            "DO_NOT_TRACK": "1",
+        }
+        command = [DBT, "build", "--select", "loft_128k", "--target-path", str(root / "target")]
+        builds.append(
+            subprocess.Popen(command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        )
+    outputs = [build.communicate(timeout=600)[0] for build in builds]
+    assert [build.returncode for build in builds] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
+    answered = [
+        {k: v for k, v in _responses(tmp_path / name).items() if k[0] != "bm25"} for name in ("a", "b")
+    ]  # fmt: skip
+    assert answered[0] == answered[1] and len(answered[0]) == 6
+    assert {status for status, _ in answered[0].values()} == {"ok"}
+    assert len(server.state.generation_requests()) == 6

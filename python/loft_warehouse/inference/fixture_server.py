@@ -2,7 +2,8 @@
 
 It serves `POST /v1/chat/completions` (OpenAI) and the Gemini `models/{m}:generateContent`,
 `models/{m}:countTokens` and `cachedContents` endpoints on 127.0.0.1, so the real `openai` and
-`google-genai` clients run unchanged against it. Latency and faults are injectable: a queue of
+`google-genai` clients run unchanged against it, and `GET /loft-fixture` so a build can tell it
+is answered by the fixture (its responses then go to their own store). Latency and faults are injectable: a queue of
 faults consumed by generation requests in arrival order, or a rule that picks a fault from the
 prompt text (deterministic under concurrency). Faults: rate_limit (429 with Retry-After),
 server_error (500), bad_request (400), timeout (answers after `timeout_sleep_s`), malformed (200 with a broken
@@ -21,6 +22,8 @@ import hashlib
 import json
 import threading
 import time
+import urllib.parse
+import urllib.request
 import uuid
 from collections import deque
 from collections.abc import Callable
@@ -28,6 +31,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+IDENTITY_PATH = "/loft-fixture"
+IDENTITY = {"server": "loft-fixture"}
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 FAULTS = ("rate_limit", "server_error", "bad_request", "timeout", "malformed", "blocked", "empty")
 OPENAI_CACHE_MIN_WORDS = 1024
 OPENAI_CACHE_BLOCK = 128
@@ -193,6 +199,12 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(state.timeout_sleep_s)
         return False
 
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        if self.path.split("?", 1)[0] == IDENTITY_PATH:
+            self._send(200, IDENTITY)
+        else:
+            self._send(404, {"error": {"code": 404, "message": f"no route {self.path}", "status": "NOT_FOUND"}})
+
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
         body = self._body() or {}
         path = self.path.split("?", 1)[0]
@@ -345,6 +357,20 @@ class _Handler(BaseHTTPRequestHandler):
                 "expireTime": "2099-01-01T00:00:00Z",
             },
         )
+
+
+def is_fixture(endpoint: str | None) -> bool:
+    """Whether an endpoint is this fixture (asked on loopback hosts only, never elsewhere)."""
+    if not endpoint:
+        return False
+    url = urllib.parse.urlsplit(endpoint)
+    if url.hostname not in LOOPBACK:
+        return False
+    try:
+        with urllib.request.urlopen(f"{url.scheme}://{url.netloc}{IDENTITY_PATH}", timeout=2) as reply:
+            return json.loads(reply.read() or b"null") == IDENTITY
+    except (OSError, ValueError):
+        return False
 
 
 class _Server(ThreadingHTTPServer):

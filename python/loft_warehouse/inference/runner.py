@@ -69,6 +69,8 @@ OUTCOME_COLUMNS = (
     "request_key", "status", "raw_text", "finish_reason", "input_tokens", "cached_tokens", "output_tokens",
     "latency_s", "attempts", "error", "cost_usd", "created_at",
 )  # fmt: skip
+# How often a build waiting on another build's lease looks for the response.
+LEASE_POLL_S = 0.5
 Parser = Callable[[str | None, str], list[Any]]
 # One answered (or skipped) prompt row: the row and the response it got.
 Outcome = tuple[dict[str, Any], StoredResponse]
@@ -221,6 +223,7 @@ class SystemRun:
         self.inflight: dict[str, threading.Event] = {}
         self.inflight_lock = threading.Lock()
         self.sent_this_run: set[str] = set()
+        self.waiting_on_others = False
         self.provider: Provider | None = None
         self.limiter = Limiter(system.requests_per_minute, system.tokens_per_minute)
         self.policy = RetryPolicy(
@@ -344,15 +347,42 @@ class SystemRun:
                     break
             event.wait()
         try:
-            stored = self.send(request)
+            stored, sent = self.send_once_across_builds(request)
             with self.inflight_lock:
                 self.known[request.key] = stored
-                self.sent_this_run.add(request.key)
+                if sent:
+                    self.sent_this_run.add(request.key)
         finally:
             with self.inflight_lock:
                 del self.inflight[request.key]
             event.set()
         return stored
+
+    def send_once_across_builds(self, request: Request) -> tuple[StoredResponse, bool]:
+        """Send a paid request under the store's lease on its key; while another build holds
+        that lease, wait for the response it stores. Returns (outcome, sent by this run)."""
+        if self.system.provider not in API_PROVIDERS:
+            return self.send(request), True
+        while True:
+            state, stored = self.store.claim(request.key, self.retry_errors)
+            if state == "stored" and stored is not None:
+                if self.progress is not None:
+                    self.progress.tick(stored.status, 0.0)
+                return stored, False
+            if state == "mine":
+                try:
+                    return self.send(request), True
+                finally:
+                    self.store.release(request.key)
+            with self.inflight_lock:
+                first_wait, self.waiting_on_others = not self.waiting_on_others, True
+            if first_wait:
+                self.emit(
+                    f"{self.system.name}: another build sharing {self.store.path} is sending some of these "
+                    "requests; waiting for its responses"
+                )
+            interrupts.check("inference")
+            time.sleep(LEASE_POLL_S)
 
     def converse(self, conversation: Conversation) -> list[Outcome]:
         """Walk one conversation turn by turn, calling only for turns not stored."""

@@ -4,13 +4,21 @@ It lives outside the warehouse DuckDB file (dbt holds that file during a build) 
 in WAL mode with synchronous=FULL, so a response is on disk before the caller does anything
 else with it and a SIGKILL loses nothing that returned. Rows are keyed by the request key
 (system, prompt messages, generation settings); a rerun looks keys up and calls only the rest.
+
+One store, one payer: before a paid request is sent, its key is claimed in `leases` (owner,
+expiry, renewed while the owner lives). Another build sharing the store waits for that key's
+response instead of sending it too; a lease whose owner died (same host, pid gone) or that
+expired is taken over.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 import threading
+import time
+import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
@@ -20,11 +28,15 @@ from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.settings import PROJECT_ROOT
 
 DEFAULT_STORE = PROJECT_ROOT / ".response_store" / "responses.sqlite"
+FIXTURE_STORE = PROJECT_ROOT / ".response_store" / "fixture.sqlite"
 STATUSES = ("ok", "blocked", "error", "skipped_no_credentials", "skipped_too_long")
 # Outcomes that are final: a rerun never repeats them. Errors are stored too but retried, except
 # a request the server refused (status error, finish_reason REJECTED) unless retry_errors is set.
 FINAL_STATUSES = ("ok", "blocked")
 REJECTED = "rejected"
+LEASE_TTL_S = 120.0
+LEASE_RENEW_S = 30.0
+HOST = socket.gethostname()
 
 
 @dataclass
@@ -114,15 +126,19 @@ class ResponseStore:
         self._queue_lock = threading.Lock()
         self._pending: list[_Pending] = []
         self._committing = False
-        self._con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        # The busy timeout first: two builds opening one new store at once must wait, not fail.
+        self._con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
         self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute("PRAGMA synchronous=FULL")
-        self._con.execute("PRAGMA busy_timeout=30000")
         columns = ", ".join(
             f"{name} {_COLUMN_TYPES.get(name, 'TEXT')}" + (" PRIMARY KEY" if name == "request_key" else "")
             for name in COLUMNS
         )
         self._con.execute(f"CREATE TABLE IF NOT EXISTS responses ({columns})")
+        self.owner = f"{HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self._held: set[str] = set()
+        self._closing = threading.Event()
+        self._heartbeat: threading.Thread | None = None
         found = tuple(row[1] for row in self._con.execute("PRAGMA table_info(responses)"))
         if found != COLUMNS:
             self._con.close()
@@ -130,11 +146,70 @@ class ResponseStore:
                 f"response store {self.path} has columns {list(found)}, this code expects {list(COLUMNS)}: "
                 "point LOFT_RESPONSE_STORE (or the var response_store) at a new file; nothing was sent"
             )
+        self._con.execute(
+            "CREATE TABLE IF NOT EXISTS leases "
+            "(request_key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL)"
+        )
 
     def close(self) -> None:
-        """Close the connection (everything put() returned from is already on disk)."""
+        """Give up this store's leases and close (everything put() returned from is on disk)."""
+        self._closing.set()
+        if self._heartbeat is not None:
+            self._heartbeat.join()
         with self._lock:
+            if self._held:
+                self._con.execute("DELETE FROM leases WHERE owner = ?", [self.owner])
+                self._held.clear()
             self._con.close()
+
+    def claim(self, key: str, retry_errors: bool = False) -> tuple[str, StoredResponse | None]:
+        """('stored', row) when a final response is there; ('busy', None) while another live
+        owner holds the key's lease; else ('mine', None): this store now holds the lease."""
+        with self._lock:
+            self._con.execute("BEGIN IMMEDIATE")
+            try:
+                values = self._con.execute(
+                    f"SELECT {', '.join(COLUMNS)} FROM responses WHERE request_key = ?", [key]
+                ).fetchone()
+                if values is not None and _is_final(StoredResponse(*values), retry_errors):
+                    self._con.execute("COMMIT")
+                    return "stored", StoredResponse(*values)
+                lease = self._con.execute(
+                    "SELECT owner, expires_at FROM leases WHERE request_key = ?", [key]
+                ).fetchone()
+                now = time.time()
+                if lease is not None and lease[0] != self.owner and lease[1] > now and _owner_alive(lease[0]):
+                    self._con.execute("COMMIT")
+                    return "busy", None
+                self._con.execute(
+                    "INSERT INTO leases VALUES (?, ?, ?) ON CONFLICT(request_key) DO UPDATE SET "
+                    "owner = excluded.owner, expires_at = excluded.expires_at",
+                    [key, self.owner, now + LEASE_TTL_S],
+                )
+                self._con.execute("COMMIT")
+            except BaseException:
+                if self._con.in_transaction:
+                    self._con.execute("ROLLBACK")
+                raise
+            self._held.add(key)
+            if self._heartbeat is None:
+                self._heartbeat = threading.Thread(target=self._renew, name="store-leases", daemon=True)
+                self._heartbeat.start()
+        return "mine", None
+
+    def release(self, key: str) -> None:
+        """Drop this store's lease on a key (its response is stored, or it was not sent)."""
+        with self._lock:
+            self._con.execute("DELETE FROM leases WHERE request_key = ? AND owner = ?", [key, self.owner])
+            self._held.discard(key)
+
+    def _renew(self) -> None:
+        while not self._closing.wait(LEASE_RENEW_S):
+            with self._lock:
+                if self._held:
+                    self._con.execute(
+                        "UPDATE leases SET expires_at = ? WHERE owner = ?", [time.time() + LEASE_TTL_S, self.owner]
+                    )
 
     def __enter__(self) -> ResponseStore:
         return self
@@ -199,11 +274,7 @@ class ResponseStore:
     def final(self, keys: Iterable[str], retry_errors: bool = False) -> dict[str, StoredResponse]:
         """Stored rows whose outcome is final: ok/blocked, and refused requests unless
         retry_errors; these are not requested again."""
-        return {
-            k: r
-            for k, r in self.get(keys).items()
-            if r.status in FINAL_STATUSES or (not retry_errors and r.status == "error" and r.finish_reason == REJECTED)
-        }
+        return {k: r for k, r in self.get(keys).items() if _is_final(r, retry_errors)}
 
     def rows(self) -> Iterator[StoredResponse]:
         """Every stored row (for inspection and tests)."""
@@ -215,3 +286,24 @@ class ResponseStore:
         """Number of stored rows."""
         with self._lock:
             return int(self._con.execute("SELECT count(*) FROM responses").fetchone()[0])
+
+
+def _is_final(response: StoredResponse, retry_errors: bool) -> bool:
+    return response.status in FINAL_STATUSES or (
+        not retry_errors and response.status == "error" and response.finish_reason == REJECTED
+    )
+
+
+def _owner_alive(owner: str) -> bool:
+    """False only when the lease's owner ran on this host and its process is gone."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != HOST or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -9,7 +9,9 @@ API keys are never settings: providers read them from the environment when they 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -17,8 +19,9 @@ import polars as pl
 from loft_warehouse import settings
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost, runner
+from loft_warehouse.inference.fixture_server import is_fixture
 from loft_warehouse.inference.flow import emit_stderr
-from loft_warehouse.inference.store import ResponseStore, store_path
+from loft_warehouse.inference.store import FIXTURE_STORE, ResponseStore, store_path
 from loft_warehouse.inference.systems import System, load_systems, parse_selection, select, systems_file
 
 PROMPT_COLUMNS = (
@@ -130,6 +133,18 @@ def cost_estimates(
     return pl.concat([stage1, later]).sort("system", "task", "dataset", "method", "stage")
 
 
+def response_store(store_setting: str | None, systems: list[System], emit: Callable[[str], None]) -> Path:
+    """The store setting (var, then $LOFT_RESPONSE_STORE); unset, the default store, unless a
+    selected system is answered by the fixture server: a dry run then has its own store."""
+    if (store_setting or "").strip() or os.environ.get("LOFT_RESPONSE_STORE", "").strip():
+        return store_path(store_setting)
+    dry = [s.name for s in systems if not s.missing_credentials() and is_fixture(s.endpoint())]
+    if dry:
+        emit(f"{', '.join(dry)}: answered by the loft fixture server, so responses go to {FIXTURE_STORE}")
+        return FIXTURE_STORE
+    return store_path(None)
+
+
 def responses(
     size: str,
     *,
@@ -179,7 +194,7 @@ def responses(
         queries=project(queries, ("task", "dataset", "corpus_id", "qid", "turn", "query_text")) if uses_bm25 else None,
         segments=_segment_texts(segments, prompt_rows),
     )
-    with ResponseStore(store_path(store_setting)) as store:
+    with ResponseStore(response_store(store_setting, systems, emit)) as store:
         frame = runner.run(
             inputs,
             systems,
