@@ -45,7 +45,7 @@ def main() -> None:
     with duckdb.connect(str(Path(args.database)), read_only=True) as con:
         corpus = con.sql(f"select * from {schema}.corpus").pl()
         queries = con.sql(f"select * from {schema}.queries").pl()
-        datasets = con.sql(f"select * from {schema}.stg_datasets").pl()
+        datasets = con.sql(f"select * from {schema}_internal.stg_datasets").pl()
     variants = resolve(args.variants)
     rss_inputs = peak_rss_mb()
     print(f"inputs: {corpus.height} documents, {queries.height} query turns, {len(variants)} variants")

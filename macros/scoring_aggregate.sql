@@ -67,6 +67,8 @@ from intervals
   the mean over turn rows (conversation rows for grain 'conversation'), n, how many were
   unanswered (status not 'ok', scored 0) or answered but empty under the rule, a 95% interval
   (scoring_means), and where the gold sat when every row of the group has it at the same place.
+  A group with no answered row (skipped for credentials or length, or every call failed) is
+  run_status 'not_run' with no mean and no interval: it is not a score of 0.
 #}
 {% macro scoring_metrics(scores=none, seed=none, limit=none) %}
 {%- set scores = scores or loft_ref('scores') -%}
@@ -90,13 +92,14 @@ means as (
 select
     {{ keys | join(', ') }},
     is_primary,
+    case when n_unanswered < n then 'scored' else 'not_run' end as run_status,
     n,
     n_unanswered,
     n_empty_answer,
-    mean,
-    ci_low,
-    ci_high,
-    ci_method,
+    case when n_unanswered < n then mean end as mean,
+    case when n_unanswered < n then ci_low end as ci_low,
+    case when n_unanswered < n then ci_high end as ci_high,
+    case when n_unanswered < n then ci_method end as ci_method,
     gold_position,
     gold_depth,
     gold_token_offset_mean,
@@ -177,14 +180,14 @@ from means
   the specialized models) beside this warehouse's default-variant results, per dataset and
   metric. Warehouse rows are the loft-rule, per-turn means of each dataset's primary metric and
   of the metric the paper reports for it (they differ for MS MARCO here: recall@1 in the paper,
-  MRecall@5 as built from BEIR qrels). rank orders all rows of one (dataset, metric, size,
-  split), paper rows included. Runs with no answered row (e.g. API systems skipped for lack of
-  credentials) are left out here; metrics keeps them. source is 'paper', or where warehouse
-  rows came from: 'inference' (runs of the systems) or 'import' (prediction files).
+  MRecall@5 as built from BEIR qrels). Paper rows and warehouse rows are ranked apart
+  (rank_group): they come from other corpora and splits, which corpus_origin names. Runs with
+  no answered row (metrics.run_status 'not_run') are left out. source is 'paper', or where
+  warehouse rows came from: 'inference' (runs of the systems) or 'import' (prediction files).
 #}
 {% macro scoring_leaderboard(metrics=none, paper=none, datasets=none) %}
 {%- set metrics = metrics or loft_ref('metrics') -%}
-{%- set paper = paper or source('reference', 'paper_table2') -%}
+{%- set paper = paper or loft_ref('paper_table2') -%}
 {%- set datasets = datasets or loft_ref('stg_datasets') -%}
 with
 
@@ -203,9 +206,22 @@ paper_metric as (
     select distinct task, dataset, paper_dataset, metric from paper
 ),
 
+origins as (
+    select task, dataset, source as corpus_source from {{ datasets }}
+),
+
 warehouse as (
     select
         m.source,
+        'warehouse' as rank_group,
+        'this warehouse: ' || m.size || ' ' || m.split || ' split, corpus built from '
+            || case
+                when o.corpus_source = 'loft_release' then 'the LOFT release files'
+                when o.corpus_source is not null then o.corpus_source
+                when m.source = 'import' then 'the imported queries file'
+                else 'an unregistered source'
+            end
+            as corpus_origin,
         m.task,
         m.dataset,
         pm.paper_dataset,
@@ -223,10 +239,11 @@ warehouse as (
         pm.metric is not null as is_paper_metric
     from {{ metrics }} as m
     left join paper_metric as pm using (task, dataset, metric)
+    left join origins as o using (task, dataset)
     where m.rule = 'loft'
         and m.grain = 'turn'
         and m.variant = 'default'
-        and m.n_unanswered < m.n
+        and m.run_status = 'scored'
         and m.query_limit is null
         and (m.is_primary or pm.metric is not null)
 ),
@@ -234,6 +251,8 @@ warehouse as (
 from_paper as (
     select
         'paper' as source,
+        'paper' as rank_group,
+        'LOFT paper Table 2: 128k release corpus, test split' as corpus_origin,
         paper.task,
         paper.dataset,
         paper.paper_dataset,
@@ -268,10 +287,12 @@ select
     size,
     split,
     source,
+    rank_group,
+    corpus_origin,
     system,
     method,
     value,
-    rank() over (partition by task, dataset, metric, size, split order by value desc) as rank,
+    rank() over (partition by rank_group, task, dataset, metric, size, split order by value desc) as rank,
     n,
     n_unanswered,
     ci_low,
@@ -279,4 +300,40 @@ select
     is_primary,
     is_paper_metric
 from combined
+{% endmacro %}
+
+
+{#
+  leaderboard_wide: the leaderboard shaped like the paper's Table 2, one row per dataset and
+  paper metric of the test split, one column per system ("paper: <model>" for the paper's,
+  "<system>" for this warehouse's runs, "import: <system>" for imported files; a method other
+  than cic is named in brackets).
+#}
+{% macro scoring_leaderboard_wide(leaderboard=none) %}
+{%- set leaderboard = leaderboard or loft_ref('leaderboard') -%}
+with
+
+leaderboard as (
+    select * from {{ leaderboard }}
+),
+
+cells as (
+    select
+        task,
+        dataset,
+        paper_dataset,
+        metric,
+        case source when 'paper' then 'paper: ' when 'import' then 'import: ' else '' end
+            || system
+            || case when method is not null and method <> 'cic' then ' (' || method || ')' else '' end as column_name,
+        value
+    from leaderboard
+    where is_paper_metric and split = 'test'
+),
+
+final as (
+    pivot cells on column_name using first(value) group by task, dataset, paper_dataset, metric
+)
+
+select * from final order by task, dataset
 {% endmacro %}

@@ -334,7 +334,7 @@ def frame_for_model(dbt, frame: str) -> pl.DataFrame:
     config = dbt.config.get("loft") or {}
     landed = staged(
         config.get("data_dir"),
-        dbt.this.schema.removeprefix("loft_"),
+        settings.size_of_schema(dbt.this.schema),
         config.get("tokenizer_model"),
         config["seed"],
         config.get("datasets"),

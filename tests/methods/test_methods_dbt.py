@@ -132,7 +132,8 @@ def built(tmp_path_factory: pytest.TempPathFactory, shared_data: Path):
         )
         assert first.returncode == 0, first.stdout[-5000:]
         phases = [len(server.state.generation_requests())]
-        _kill_build(database, env, lambda: "START python table model loft_128k.int_stage2_prompts" in log.read_text())
+        started_stage_2 = "START python table model loft_128k_internal.int_stage2_prompts"
+        _kill_build(database, env, lambda: started_stage_2 in log.read_text())
         phases.append(len(server.state.generation_requests()))
         stage_2 = _Stage2Requests(server)
         _kill_build(database, env, lambda: stage_2() >= 20)
@@ -183,7 +184,7 @@ def test_stage_two_shows_exactly_what_stage_one_chose(built) -> None:
         """
         with chosen as (
             select a.system, a.method, a.dataset, a.qid, a.call_index, a.answers_strict, p.pid
-            from loft_128k.int_stage1_answers as a,
+            from loft_128k_internal.int_stage1_answers as a,
                 unnest(a.answers_strict) with ordinality as item(value, rank)
             inner join loft_128k.prompt_doc_ids as p
                 on p.task = a.task and p.dataset = a.dataset and p.corpus_id = a.corpus_id and p.variant = a.variant
@@ -195,7 +196,7 @@ def test_stage_two_shows_exactly_what_stage_one_chose(built) -> None:
         ),
         shown as (
             select system, dataset, qid, list_sort(context_pids) as pids
-            from loft_128k.int_stage2_prompts where method = 'icr'
+            from loft_128k_internal.int_stage2_prompts where method = 'icr'
         )
         select * from expected full join shown using (system, dataset, qid)
         where expected.pids is distinct from shown.pids
@@ -210,8 +211,8 @@ def test_stage_two_shows_exactly_what_stage_one_chose(built) -> None:
             count(*) filter (
                 where s.context_pids = list_transform(a.answers_strict[1:5], lambda i: d.pids[i::bigint + 1])
             )
-        from loft_128k.int_stage2_prompts as s
-        inner join loft_128k.int_stage1_answers as a
+        from loft_128k_internal.int_stage2_prompts as s
+        inner join loft_128k_internal.int_stage1_answers as a
             using (system, task, dataset, corpus_id, variant, method, qid, turn)
         inner join (select task, dataset, corpus_id, variant, list(pid order by position) as pids
                     from loft_128k.prompt_doc_ids group by all) as d using (task, dataset, corpus_id, variant)
@@ -227,8 +228,8 @@ def test_verification_sees_only_the_documents_each_candidate_cites(built) -> Non
         database,
         """
         select count(*), count(*) filter (where s.context_pids = [d.pid])
-        from loft_128k.int_stage2_prompts as s
-        inner join loft_128k.int_stage1_answers as a
+        from loft_128k_internal.int_stage2_prompts as s
+        inner join loft_128k_internal.int_stage1_answers as a
             using (system, task, dataset, corpus_id, variant, method, qid, turn)
         inner join loft_128k.prompt_doc_ids as d
             on d.task = s.task and d.dataset = s.dataset and d.corpus_id = s.corpus_id and d.variant = s.variant

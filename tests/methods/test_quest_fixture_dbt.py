@@ -149,7 +149,7 @@ def test_verification_keeps_the_candidates_judged_true(built: Path) -> None:
     ]
     calls = query(
         built,
-        "select qid, count(*) from loft_128k.int_stage2_prompts where method = 'justified_verify' "
+        "select qid, count(*) from loft_128k_internal.int_stage2_prompts where method = 'justified_verify' "
         "and split = 'test' group by qid order by qid",
     )
     assert calls == [("birds", 1), ("boston", 3), ("finnish", 2)]

@@ -72,22 +72,30 @@ def test_bootstrap_interval_for_continuous_scores(scenario: Scenario) -> None:
     assert (low, high) == pytest.approx((expected.low, expected.high))
 
 
-def test_a_system_that_never_answered_scores_zero_with_all_rows_unanswered(scenario: Scenario) -> None:
-    n, unanswered, _, mean, _, _, _ = _metric(scenario, "recall@1_loft", system="api")
-    assert (n, unanswered, mean) == (5, 5, 0.0)
+def test_a_system_that_never_answered_is_not_run_not_a_score_of_zero(scenario: Scenario) -> None:
+    n, unanswered, _, mean, low, high, _ = _metric(scenario, "recall@1_loft", system="api")
+    assert (n, unanswered, mean, low, high) == (5, 5, None, None, None)
+    status = scenario.con.sql("select distinct run_status from metrics where system = 'api'").fetchall()
+    assert status == [("not_run",)]
+    assert scenario.con.sql("select count(*) from leaderboard where system = 'api'").fetchone() == (0,)
 
 
 def test_leaderboard(scenario: Scenario) -> None:
     rows = scenario.con.sql(
         "select dataset, metric, source, system, value, rank, is_primary, is_paper_metric from leaderboard "
-        "order by dataset, metric, rank, system"
+        "order by dataset, metric, rank_group, rank, system"
     ).fetchall()
-    assert rows == [
+    assert rows == [  # paper rows and this warehouse's rows are ranked apart
         ("fever", "recall@1", "paper", "GPT-4o", 0.96, 1, False, True),
         ("nq", "recall@1", "paper", "Gemini 1.5 Pro", 1.0, 1, True, True),
         ("nq", "recall@1", "paper", "GPT-4o", 0.99, 2, True, True),
-        ("nq", "recall@1", "inference", "sys", 0.4, 3, True, True),
+        ("nq", "recall@1", "inference", "sys", 0.4, 1, True, True),
         ("nq", "subspan_em", "inference", "sys", pytest.approx(2 / 3), 1, True, False),
+    ]
+    origins = scenario.con.sql("select distinct rank_group, corpus_origin from leaderboard order by 1").fetchall()
+    assert origins == [
+        ("paper", "LOFT paper Table 2: 128k release corpus, test split"),
+        ("warehouse", "this warehouse: 128k test split, corpus built from an unregistered source"),
     ]
 
 

@@ -241,12 +241,12 @@ def test_cli_checks_the_dataset_at_import_time(tmp_path: Path, capsys, monkeypat
     assert main([*command.split(), "--imports-dir", str(tmp_path / "imp")]) == 2
     assert "not found" in capsys.readouterr().err
     with duckdb.connect(str(database)) as con:
-        con.execute("create schema loft_128k")
+        con.execute("create schema loft_128k; create schema loft_128k_internal")
         con.execute("create table loft_128k.queries as select 'retrieval' as task, 'arguana' as dataset")
         columns = ", ".join(f"null::{'varchar' if k == pl.String else 'bigint'} as {c}"
                             for c, k in SCORED_QUERY_SCHEMA.items() if c not in ("task", "dataset"))  # fmt: skip
-        con.execute(f"create table loft_128k.int_scored_queries as select 'retrieval' as task, 'arguana' as dataset, "
-                    f"{columns} limit 0")  # fmt: skip
+        con.execute(f"create table loft_128k_internal.int_scored_queries as select 'retrieval' as task, "
+                    f"'arguana' as dataset, {columns} limit 0")  # fmt: skip
     assert main([*command.split(), "--imports-dir", str(tmp_path / "imp")]) == 2
     assert "retrieval/arguana is not in" in capsys.readouterr().err
     clash = [*command.split(), "--queries", str(_answers(tmp_path)), "--imports-dir", str(tmp_path / "imp")]

@@ -96,7 +96,7 @@ def test_a_killed_build_leaves_the_warehouse_file_untouched(published: Path) -> 
     )  # fmt: skip
     assert build.stdout is not None
     for line in build.stdout:
-        if "START python table model loft_32k.stg_queries" in line:
+        if "START python table model loft_32k_internal.stg_queries" in line:
             break
     time.sleep(2)
     build.send_signal(signal.SIGKILL)

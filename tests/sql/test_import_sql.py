@@ -92,12 +92,12 @@ def test_warehouse_queries_needs_a_built_queries_table(tmp_path: Path) -> None:
         warehouse_queries(tmp_path / "missing.duckdb", "128k", "sql", "spider", "test")
     database = tmp_path / "loft.duckdb"
     with duckdb.connect(str(database)) as con:
-        con.execute("create schema loft_128k")
+        con.execute("create schema loft_128k_internal")
     with pytest.raises(ConfigurationError, match=r"build it first: dbt build --select \+loft_128k__int_scored_queries"):
         warehouse_queries(database, "128k", "sql", "spider", "test")
     columns = ", ".join(SCORED_QUERY_SCHEMA)
     with duckdb.connect(str(database)) as con:
-        con.execute(f"create table loft_128k.int_scored_queries as select {columns} from (values "
+        con.execute(f"create table loft_128k_internal.int_scored_queries as select {columns} from (values "
                     "('sql', 'spider', 'concert_singer', 'test', 's1', 's1', 0, 1, 'q', '[[1]]', [], 'concert_singer', "
                     "'SELECT 1', false, 0, false), "
                     "('sql', 'sparc', 'concert_singer', 'test', 'c1', 'c1', 0, 1, 'q', '[[1]]', [], 'concert_singer', "

@@ -1,6 +1,7 @@
 """Stage 2 of the multi-stage methods: each system's responses to the prompts built from its own
 stage-1 answers (int_stage2_prompts), sent now or read from the durable store."""
 
+from loft_warehouse import settings
 from loft_warehouse.inference.warehouse import responses
 
 
@@ -8,7 +9,7 @@ def model(dbt, session):
     dbt.config(materialized="table")
     loft = dbt.config.get("loft") or {}
     return responses(
-        dbt.this.schema.replace("loft_", ""),
+        settings.size_of_schema(dbt.this.schema),
         selection=dbt.config.get("systems"),
         systems_file_setting=dbt.config.get("systems_file"),
         max_cost_usd=dbt.config.get("max_cost_usd"),

@@ -1,6 +1,7 @@
 """Estimated cost of every configured system on this size's prompts, per dataset, method and
 stage, before any call (later stages from the methods' settings)."""
 
+from loft_warehouse import settings
 from loft_warehouse.design import Design
 from loft_warehouse.inference.warehouse import cost_estimates
 
@@ -9,7 +10,7 @@ def model(dbt, session):
     dbt.config(materialized="table")
     config = dbt.config.get("loft") or {}
     return cost_estimates(
-        dbt.this.schema.replace("loft_", ""),
+        settings.size_of_schema(dbt.this.schema),
         dbt.config.get("systems_file"),
         prompts=dbt.ref("loft_128k__prompts"),
         prices=dbt.source("reference", "model_prices"),

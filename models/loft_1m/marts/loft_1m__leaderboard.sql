@@ -1,3 +1,1 @@
-{{ config(materialized='view') }}
-
 {{ scoring_leaderboard() }}

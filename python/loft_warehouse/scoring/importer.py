@@ -31,6 +31,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from loft_warehouse import settings
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA, prompt_id
 from loft_warehouse.scoring.upstream_files import (
@@ -105,7 +106,7 @@ def warehouse_queries(database: Path, size: str, task: str, dataset: str, split:
         raise ConfigurationError(
             f"warehouse file {database} not found (set LOFT_DUCKDB_PATH, build loft_{size}, or pass --queries)"
         )
-    table = f"loft_{size}.int_scored_queries"
+    table = f"loft_{size}_internal.int_scored_queries"
     try:
         with duckdb.connect(str(database), read_only=True) as con:
             frame = con.execute(f"select * from {table} where task = ? and dataset = ?", [task, dataset]).pl()
@@ -246,13 +247,13 @@ def imported_frame(directory: Path, size: str, queries: pl.DataFrame) -> pl.Data
 
 def frame_for_model(dbt: Any, queries: Any) -> pl.DataFrame:
     """Body of the int_imported_predictions dbt model of a size."""
-    size = dbt.this.schema.replace("loft_", "")
+    size = settings.size_of_schema(dbt.this.schema)
     return imported_frame(imports_dir(), size, queries.pl())
 
 
 def queries_for_model(dbt: Any) -> pl.DataFrame:
     """Body of the int_imported_queries dbt model of a size."""
-    return imported_queries(imports_dir(), dbt.this.schema.replace("loft_", ""))
+    return imported_queries(imports_dir(), settings.size_of_schema(dbt.this.schema))
 
 
 def finish_landing(target: Path, source: str, size: str, build: bool) -> int:

@@ -1,0 +1,1 @@
+{{ scoring_leaderboard_wide() }}
