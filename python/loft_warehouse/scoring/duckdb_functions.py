@@ -137,6 +137,7 @@ FUNCTIONS: dict[str, Function] = {
     "loft_exec_acc_loft": Function(_exec_acc_loft, [VARCHAR, VARCHAR], DOUBLE, pa.float64()),
     "loft_exec_acc_strict": Function(_exec_acc_strict, [VARCHAR, VARCHAR, BOOLEAN], DOUBLE, pa.float64()),
     "loft_bootstrap_interval": Function(_bootstrap, [duckdb.list_type(DOUBLE), BIGINT], INTERVAL, _ARROW_INTERVAL),
+    "loft_mcnemar_exact": Function(intervals.mcnemar_exact_p, [BIGINT, BIGINT], DOUBLE, pa.float64()),
 }
 
 

@@ -53,3 +53,14 @@ def bootstrap_interval(values: Sequence[float], seed: int, resamples: int = RESA
     means = draws @ distinct / x.size
     low, high = np.quantile(means, [0.025, 0.975])
     return Interval(float(low), float(high), "bootstrap")
+
+
+def mcnemar_exact_p(only_first: int, only_second: int) -> float:
+    """Two-sided exact McNemar p-value: a binomial test of the discordant pairs at 1/2
+    (1.0 when no pair is discordant)."""
+    discordant = only_first + only_second
+    if discordant == 0:
+        return 1.0
+    from scipy.stats import binomtest
+
+    return float(binomtest(only_first, discordant, 0.5).pvalue)

@@ -1,0 +1,1 @@
+{{ scoring_cost_ledger() }}

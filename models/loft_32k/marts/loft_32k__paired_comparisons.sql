@@ -1,0 +1,1 @@
+{{ scoring_paired_comparisons() }}

@@ -1,0 +1,87 @@
+"""Paired comparisons and the cost ledger (issue 11, item 2), on hand-made tables with values
+computed by hand (macros/scoring_aggregate.sql)."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from loft_warehouse.scoring.duckdb_functions import register
+from loft_warehouse.scoring.intervals import bootstrap_interval
+from tests.scoring.sqlkit import macros
+
+SEED = 7
+RIGHT_A = set(range(8))  # a answers q0..q7 right
+RIGHT_B = {0, 1, 8}  # b answers q0, q1 and q8 right
+
+
+def _scores(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        "create table scores (size varchar, source varchar, system varchar, method varchar, variant varchar, "
+        "task varchar, dataset varchar, split varchar, metric_name varchar, qid varchar, turn bigint, value double, "
+        "is_answered boolean, is_primary boolean, rule varchar, grain varchar)"
+    )
+    rows = []
+    for system, right, qids, answered in (
+        ("a", RIGHT_A, range(10), True),
+        ("b", RIGHT_B, range(10), True),
+        ("c", {0}, range(5), True),  # scored on 5 of the 10 queries only
+        ("api", set(), range(10), False),  # never answered
+    ):
+        for q in qids:
+            value = 1.0 if q in right else 0.0
+            rows.append(("128k", "inference", system, "cic", "default", "retrieval", "nq", "test", "recall@1_loft",
+                         f"q{q}", 0, value, answered, True, "loft", "turn"))  # fmt: skip
+    con.executemany("insert into scores values (" + ", ".join("?" * 16) + ")", rows)
+
+
+def test_paired_comparison_by_hand() -> None:
+    con = register(duckdb.connect())
+    _scores(con)
+    con.execute(f"create table pairs as {macros().scoring_paired_comparisons(scores='scores', seed=SEED)}")
+    rows = con.sql(
+        "select system_a, system_b, n_a, n_b, n_common, is_same_queries, mean_a, mean_b, difference, "
+        "n_only_a, n_only_b, mcnemar_p, note from pairs order by system_a, system_b"
+    ).fetchall()
+    assert [r[:2] for r in rows] == [("a", "b"), ("a", "c"), ("b", "c")]  # api never answered: left out
+    a_b = rows[0]
+    assert a_b[2:8] == (10, 10, 10, True, 0.8, 0.3)
+    assert a_b[8] == pytest.approx(-0.5)
+    # discordant: q2..q7 right only in a (6), q8 right only in b (1); exact p = 2 * P(X <= 1 | 7, 1/2)
+    assert a_b[9:11] == (6, 1)
+    assert a_b[11] == pytest.approx(2 * (1 + 7) / 2**7)
+    assert a_b[12] is None
+    differences = [(1.0 if q in RIGHT_B else 0.0) - (1.0 if q in RIGHT_A else 0.0) for q in range(10)]
+    expected = bootstrap_interval(differences, SEED)
+    low, high = con.sql("select difference_ci_low, difference_ci_high from pairs where system_b = 'b'").fetchone()
+    assert (low, high) == (pytest.approx(expected.low), pytest.approx(expected.high))
+    a_c = rows[1]
+    assert a_c[2:6] == (10, 5, 5, False)
+    assert a_c[6:12] == (None, None, None, None, None, None)
+    assert a_c[12] == "not compared: the arms were scored on different query turns (10 and 5, 5 in common)"
+
+
+def test_cost_ledger_by_hand() -> None:
+    con = register(duckdb.connect())
+    _scores(con)
+    con.execute(
+        "create table estimates as select * from (values ('a', 'retrieval', 'nq', 'cic', 10::bigint, "
+        "2.0::double, 1.0::double, 2.5::double, 1.25::double)) as t(system, task, dataset, method, n_requests, "
+        "cost_usd_no_cache, cost_usd_with_cache, input_usd_per_mtok, cached_input_usd_per_mtok)"
+    )
+    con.execute(
+        "create table responses as select 'a' as system, 'retrieval' as task, 'nq' as dataset, 'cic' as method, "
+        "'ok' as status, 100000::bigint as input_tokens, 80000::bigint as cached_tokens, 10::bigint as output_tokens, "
+        "0.16::double as cost_usd from range(10)"
+    )
+    ledger = macros().scoring_cost_ledger(estimates="estimates", responses="responses", scores="scores")
+    row = con.sql(
+        f"select n_responses, input_tokens, cached_tokens, uncached_input_tokens, actual_usd, n_correct, "
+        f"usd_per_correct, caching_saved_usd, estimated_usd_no_cache from ({ledger}) where system = 'a'"
+    ).fetchone()
+    assert row[:4] == (10, 1_000_000, 800_000, 200_000)
+    assert row[4] == pytest.approx(1.6)
+    assert row[5] == 8.0  # a is right on 8 turns
+    assert row[6] == pytest.approx(0.2)
+    assert row[7] == pytest.approx(800_000 * (2.5 - 1.25) / 1e6)  # $1.00 saved by the cache
+    assert row[8] == 2.0
