@@ -119,7 +119,7 @@ from means
     included), by the decile of the first gold document's depth in the corpus
     (experiment loft_gold_depth, position 0.0, 0.1, ..., 0.9), so Figure 4/9-style curves come
     from any run.
-  n, mean and the 95% interval as in metrics.
+  n, mean and the 95% interval as in metrics; points with no answered row are left out.
 #}
 {% macro scoring_position_curves(scores=none, variants=none, seed=none, limit=none) %}
 {%- set scores = scores or loft_ref('scores') -%}
@@ -172,6 +172,7 @@ select
     ci_method,
     {{ limit or 'null' }}::bigint as query_limit
 from means
+where n_unanswered < n  -- a system that answered nothing at a position has no accuracy there
 {% endmacro %}
 
 

@@ -16,6 +16,7 @@ COMMAND_MODULES: list[str] = [
     "loft_warehouse.scoring.importer",
     "loft_warehouse.sql.import_sql",
     "loft_warehouse.inference.cli",
+    "loft_warehouse.dashboard.serve",
 ]
 
 

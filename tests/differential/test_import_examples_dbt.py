@@ -24,8 +24,11 @@ LOFT = str(Path(sys.executable).with_name("loft"))
 def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> tuple[Path, str]:
     root = tmp_path_factory.mktemp("examples")
     data = root / "data"
-    (data / "loft" / "retrieval").mkdir(parents=True)
-    (data / "loft" / "retrieval" / "nq").symlink_to(CASES.parent / "prompt_data" / "loft" / "retrieval" / "nq")
+    release = data / "loft" / "retrieval" / "nq" / "128k"
+    release.mkdir(parents=True)
+    for recorded in (CASES.parent / "prompt_data" / "loft" / "retrieval" / "nq" / "128k").iterdir():
+        (release / recorded.name).symlink_to(recorded)
+    (release / "dev_queries.jsonl").write_text("")  # the recorded examples have no dev split: say so
     (data / "tokenizers").symlink_to(shared_data / "tokenizers")
     database = root / "loft.duckdb"
     env = {"LOFT_DATA_DIR": str(data), "LOFT_IMPORTS_DIR": str(root / "imports"), "LOFT_SYSTEMS": "bm25"}

@@ -74,7 +74,7 @@ def line_over_the_cap(root: Path) -> tuple[str, dict]:
 def missing_split_file(root: Path) -> tuple[str, dict]:
     (root / DEV).unlink()
     folder = root / ARGUANA
-    return f"{folder}: missing split file(s) dev_queries.jsonl (expected few_shot, dev)", {}
+    return f"{folder}: missing split file(s) dev_queries.jsonl (expected few_shot, dev; an empty file builds", {}
 
 
 @pytest.mark.parametrize(

@@ -125,7 +125,7 @@ def bbh_queries(path: Path, split: str) -> list[Query]:
     return queries
 
 
-def _load_icl(folder: Path, splits: tuple[str, ...]) -> SourceData:
+def _load_icl(folder: Path, splits: tuple[str, ...] | None) -> SourceData:
     corpus_path = folder / "corpus.json"
     split_files = _split_files(folder, splits, ".json")
     documents = []
@@ -150,17 +150,26 @@ def _load_icl(folder: Path, splits: tuple[str, ...]) -> SourceData:
     return SourceData(documents, queries)
 
 
-def _split_files(folder: Path, splits: tuple[str, ...], suffix: str) -> list[tuple[str, Path]]:
-    """The query file of each expected split; a missing one is an error naming it."""
-    files = [(split, folder / f"{split}_queries{suffix}") for split in splits]
+def _split_files(folder: Path, splits: tuple[str, ...] | None, suffix: str) -> list[tuple[str, Path]]:
+    """The query file of each expected split (a missing one is an error naming it); with no
+    expectation, the files of LOFT's splits that are there."""
+    files = [(split, folder / f"{split}_queries{suffix}") for split in (splits or SPLITS)]
     missing = [path.name for _, path in files if not path.is_file()]
+    if splits is None:
+        return [(split, path) for split, path in files if path.name not in missing]
     if missing:
-        raise BadInputError(folder, None, f"missing split file(s) {', '.join(missing)} (expected {', '.join(splits)})")
+        raise BadInputError(
+            folder,
+            None,
+            f"missing split file(s) {', '.join(missing)} (expected {', '.join(splits)}; "
+            "an empty file builds the dataset without that split)",
+        )
     return files
 
 
-def load(task: str, folder: Path, splits: tuple[str, ...] = SPLITS) -> SourceData:
-    """Read one released dataset at one size; `splits` are the query files it must have."""
+def load(task: str, folder: Path, splits: tuple[str, ...] | None = None) -> SourceData:
+    """Read one released dataset at one size; `splits` are the query files it must have (the
+    build passes the splits the size takes; None reads whichever are there)."""
     if task == "icl" and (folder / "corpus.json").exists():
         return _load_icl(folder, splits)
     corpus_path = folder / "corpus.jsonl"
