@@ -124,8 +124,9 @@ def run_set(root: Path, timeout_s: float, scratch: Path) -> Report:
             started = time.monotonic()
             result = box.run(DATABASE, sql)
             outcomes.append(Outcome(group, sql, expect, result.status, result.error, time.monotonic() - started))
-            if box.run(DATABASE, "SELECT count(*) FROM singer").rows != SINGERS:
-                side_effects.append(f"singer changed after {sql[:80]!r}")
+            check = box.run(DATABASE, "SELECT count(*) FROM singer")
+            if check.rows != SINGERS:
+                side_effects.append(f"singer changed after {sql[:80]!r}: {check.status} {check.rows} {check.error}")
         peak, workers = box.peak_rss_kib, box.workers_started
     peak = max(peak, box.peak_rss_kib)
     if sentinel.exists():

@@ -311,9 +311,7 @@ class Sandbox:
     def run(self, db_id: str, sql: str, dialect: str = "sqlite") -> SandboxResult:
         """Vet, rewrite (SQLite semantics) and run one query; never raises for bad SQL."""
         if len(sql) > MAX_SQL_CHARS:
-            return SandboxResult(
-                "rejected", error=f"SQL of {len(sql)} characters is over the {MAX_SQL_CHARS}-character limit"
-            )
+            return SandboxResult("rejected", error=too_long(sql))
         request = {
             "op": "run",
             "db_id": db_id,
@@ -324,18 +322,24 @@ class Sandbox:
             "max_result_bytes": MAX_RESULT_BYTES,
         }
         with self._lock:
-            worker = self._ready_worker(db_id)
-            reply = worker.call(request, self.timeout_s + GRACE_S)
-            if reply is None:
-                if worker.overran:
+            for _attempt in (1, 2):
+                worker = self._ready_worker(db_id)
+                reply = worker.call(request, self.timeout_s + GRACE_S)
+                if reply is None:
+                    if worker.overran:
+                        self._stop_worker()
+                        return SandboxResult(
+                            "error", error=f"time limit of {self.timeout_s:g} s exceeded (process killed)"
+                        )
+                    detail = worker.death()
                     self._stop_worker()
-                    return SandboxResult("error", error=f"time limit of {self.timeout_s:g} s exceeded (process killed)")
-                detail = worker.death()
+                    ceiling = self.memory_bytes / 2**30
+                    return SandboxResult("error", error=f"{detail}; memory ceiling {ceiling:g} GiB")
+                if not reply.get("retire"):
+                    break
+                # The parser failed inside itself: once more in a fresh process, in case it was not the SQL.
                 self._stop_worker()
-                ceiling = self.memory_bytes / 2**30
-                return SandboxResult("error", error=f"{detail}; memory ceiling {ceiling:g} GiB")
-            if reply.get("retire"):
-                self._stop_worker()
+        assert reply is not None
         self.peak_rss_kib = max(self.peak_rss_kib, reply.get("peak_rss_kib", 0))
         if reply.get("timed_out"):
             reply["error"] = f"time limit of {self.timeout_s:g} s exceeded ({reply['error']})"

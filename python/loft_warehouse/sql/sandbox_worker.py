@@ -37,8 +37,12 @@ def _confine(memory_bytes: int) -> None:
 
 
 def peak_rss_kib() -> int:
-    """This process's peak resident set (VmHWM), in KiB."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    """This process's peak resident set, in KiB: VmHWM of its own memory map (getrusage's
+    ru_maxrss would also count the parent's resident set copied at fork)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
 
 
 class Worker:
@@ -47,9 +51,11 @@ class Worker:
     def __init__(self, root: Path, folder: Path) -> None:
         import duckdb
 
-        from loft_warehouse.sql.gold import schemas
+        from loft_warehouse.sql import databases, rewrite, sandbox
+        from loft_warehouse.sql.gold import json_safe, schemas
 
         self._duckdb = duckdb
+        self._databases, self._rewrite, self._sandbox, self._json_safe = databases, rewrite, sandbox, json_safe
         self.root = root
         self.folder = folder
         self.schemas = schemas(root)
@@ -57,9 +63,7 @@ class Worker:
 
     def connection(self, db_id: str) -> Any:
         if db_id not in self._connections:
-            from loft_warehouse.sql import databases
-            from loft_warehouse.sql.sandbox import LOCKED_CONFIG
-
+            databases = self._databases
             path = self.folder / f"{db_id}.{os.getpid()}.duckdb"
             writer = self._duckdb.connect(str(path))
             try:
@@ -67,17 +71,16 @@ class Worker:
             finally:
                 writer.close()
             try:
-                self._connections[db_id] = self._duckdb.connect(str(path), read_only=True, config=LOCKED_CONFIG)
+                config = self._sandbox.LOCKED_CONFIG
+                self._connections[db_id] = self._duckdb.connect(str(path), read_only=True, config=config)
             finally:
                 path.unlink(missing_ok=True)
         return self._connections[db_id]
 
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
         """One turn: the reply the parent turns into a SandboxResult."""
-        from loft_warehouse.sql import rewrite
-        from loft_warehouse.sql.gold import json_safe
-        from loft_warehouse.sql.sandbox import Rejected, check_query
-
+        rewrite, json_safe = self._rewrite, self._json_safe
+        rejected, check_query = self._sandbox.Rejected, self._sandbox.check_query
         started = time.monotonic()
         db_id, sql, dialect = request["db_id"], request["sql"], request["dialect"]
         schema = self.schemas.get(db_id)
@@ -88,7 +91,7 @@ class Worker:
             check_query(sql, tables, dialect)
             duckdb_sql = rewrite.to_duckdb(sql, schema, row_order=True) if dialect == "sqlite" else sql
             check_query(duckdb_sql, set(schema.tables), "duckdb")
-        except (Rejected, rewrite.RewriteError) as exc:
+        except (rejected, rewrite.RewriteError) as exc:
             return {"status": "rejected", "error": str(exc)}
         except (RecursionError, SystemError, MemoryError, TypeError, ValueError) as exc:
             # sqlglot's parser is not reliable after this; the parent starts a fresh process.
