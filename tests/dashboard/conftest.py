@@ -11,14 +11,21 @@ import pytest
 from loft_warehouse.cli import main
 from tests.conftest import query, run_dbt
 
-SETTINGS = "{datasets: [retrieval/arguana], systems: [bm25]}"
+# gpt-4o without its key: skipped, so the tables must show it as not run (never a score of 0).
+SETTINGS = "{datasets: [retrieval/arguana], systems: [bm25, gpt-4o]}"
+NO_KEYS = {"OPENAI_API_KEY": "", "GEMINI_API_KEY": ""}
+
+
+def build_env(work: Path) -> dict[str, str]:
+    """The test warehouse's own imports folder and response store, and no API key."""
+    return {"LOFT_IMPORTS_DIR": str(work / "imports"), "LOFT_RESPONSE_STORE": str(work / "store.sqlite"), **NO_KEYS}
 
 
 @pytest.fixture(scope="session")
 def dashboard_warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
     work = tmp_path_factory.mktemp("dashboard")
     database, imports = work / "loft.duckdb", work / "imports"
-    env = {"LOFT_IMPORTS_DIR": str(imports), "LOFT_RESPONSE_STORE": str(work / "store.sqlite")}
+    env = build_env(work)
     built = run_dbt(["build", "--select", "loft_32k", "--vars", SETTINGS], database, env, publish=True)
     assert built.returncode == 0, built.stdout[-3000:]
     dev = query(database, "select qid, gold_pids from loft_32k.queries where split = 'dev' order by qid")

@@ -72,3 +72,47 @@ def test_every_page_renders_with_real_numbers(dashboard_warehouse: Path, monkeyp
 def test_an_unbuilt_warehouse_says_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = _app(tmp_path / "none.duckdb", monkeypatch)
     assert any("make build" in w.value for w in app.warning)
+
+
+def test_what_an_analyst_opens_is_honest(dashboard_warehouse: Path, tmp_path: Path) -> None:
+    """The misleading cases of issue 11, on the published file, from another working directory."""
+    import subprocess
+    import sys
+
+    script = (
+        "import duckdb, sys\n"
+        f"con = duckdb.connect({str(dashboard_warehouse)!r}, read_only=True)\n"
+        "print(con.sql('select count(*) from loft_32k.leaderboard').fetchone()[0])\n"
+    )
+    elsewhere = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    assert elsewhere.returncode == 0 and int(elsewhere.stdout) > 0, elsewhere.stderr
+
+    import duckdb
+
+    with duckdb.connect(str(dashboard_warehouse), read_only=True) as con:
+        tables = {
+            name
+            for (name,) in con.sql("select table_name from duckdb_tables() where schema_name = 'loft_32k'").fetchall()
+        }
+        assert tables and not [t for t in tables if t.startswith(("stg_", "int_"))]
+        internal = con.sql("select count(*) from duckdb_tables() where schema_name = 'loft_32k_internal'").fetchone()[0]
+        assert internal > 0
+        missing = con.sql(
+            "select table_name, column_name from duckdb_columns() where schema_name = 'loft_32k' "
+            "and table_name in ('metrics', 'leaderboard', 'scores') and comment is null"
+        ).fetchall()
+        assert missing == []
+        assert con.sql(
+            "select comment from duckdb_tables() where table_name = 'metrics' and schema_name = 'loft_32k'"
+        ).fetchone()[0]
+        skipped = con.sql(
+            "select count(*), count(mean), count(ci_low) from loft_32k.metrics where system = 'gpt-4o'"
+        ).fetchone()
+        assert skipped[0] > 0 and skipped[1:] == (0, 0)  # never ran: no score, no interval
+        ranks = con.sql(
+            "select rank_group, min(rank) from loft_32k.leaderboard where dataset = 'arguana' group by 1 order by 1"
+        ).fetchall()
+        assert ranks == [("paper", 1), ("warehouse", 1)]
+        columns = "select column_name from duckdb_columns() where schema_name = 'loft_32k' and table_name = ?"
+        wide = [c for (c,) in con.execute(columns, ["leaderboard_wide"]).fetchall()]
+        assert "paper: GPT-4o" in wide

@@ -19,7 +19,7 @@ from loft_warehouse.dashboard.serve import command
 from loft_warehouse.dashboard.views import PAGES
 from loft_warehouse.settings import PROJECT_ROOT
 from tests.conftest import DBT
-from tests.dashboard.conftest import SETTINGS
+from tests.dashboard.conftest import SETTINGS, build_env
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # What each page must show once rendered (text), besides its header.
@@ -90,7 +90,12 @@ def test_each_page_in_chromium_offline_with_a_build_running(dashboard: str, dash
         built = {}
 
         def start_build() -> subprocess.Popen:
-            env = {**os.environ, "LOFT_DUCKDB_PATH": str(dashboard_warehouse), "LOFT_BUILD_IN_PLACE": ""}
+            env = {
+                **os.environ,
+                "LOFT_DUCKDB_PATH": str(dashboard_warehouse),
+                "LOFT_BUILD_IN_PLACE": "",
+                **build_env(dashboard_warehouse.parent),
+            }
             return subprocess.Popen(
                 [DBT, "build", "--select", "loft_32k", "--vars", SETTINGS, "--target-path", str(tmp_path / "target")],
                 cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
