@@ -31,7 +31,7 @@ def main() -> None:
         for o in report.outcomes:
             flag = "" if o.as_expected() else "  UNEXPECTED"
             print(f"{o.group:<19} {o.status:<9} {o.wall_s:6.2f} s  {o.sql[:60]!r}{flag}")
-    print(f"memory ceiling {MEMORY_CEILING_BYTES / 2**30:g} GiB per worker")
+    print(f"private-memory ceiling {MEMORY_CEILING_BYTES / 2**20:g} MiB per worker (RLIMIT_DATA)")
     print(report.summary())
     for problem in report.side_effects + report.leaks:
         print("PROBLEM:", problem)

@@ -160,7 +160,7 @@ def scored(root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Scenar
         [{"qid": q, "num_turns": 2, "model_outputs": [sql for _, sql in turns]} for q, turns in conversations.items()],
     )
     imports = work / "imports"
-    options = {"system": "t2s", "size": "128k", "root": root, "directory": imports, "timeout_s": 3.0}
+    options = {"system": "t2s", "size": "128k", "root": root, "directory": imports, "timeout_s": 5.0}
     _, spider_statuses = land_sql(spider_file, queries, dataset="spider", **options)
     _, sparc_statuses = land_sql(sparc_file, queries, dataset="sparc", **options)
     assert spider_statuses == {"ok": 4, "rejected": 6, "error": 2}
@@ -190,7 +190,7 @@ def test_errors_stay_visible_and_leave_no_trace(scored: tuple[Scenario, Path]) -
     assert raw["copy"].splitlines()[-1] == "-- sandbox rejected: only queries may run, not COPY"
     assert raw["attach"].splitlines()[-1] == "-- sandbox rejected: only queries may run, not ATTACH"
     assert raw["read_csv"].splitlines()[-1].startswith("-- sandbox rejected: table \"READ_CSV('/etc/passwd')\"")
-    assert raw["runaway"].splitlines()[-1].startswith("-- sandbox error: time limit of 3 s exceeded")
+    assert raw["runaway"].splitlines()[-1].startswith("-- sandbox error: time limit of 5 s exceeded")
     assert raw["no_sql"] == "-- sandbox error: no SQL"
     assert raw["nested_5000"].splitlines()[-1].startswith("-- sandbox rejected: SQL too deeply nested to check")
     assert raw["long_400kb"].splitlines()[-1] == (

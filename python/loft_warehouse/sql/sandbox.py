@@ -8,8 +8,9 @@ Four layers, each enough on its own for the cases tested:
    (no files, no ATTACH/INSTALL/LOAD/COPY), extension autoloading off and the configuration
    locked, one thread and a memory cap;
 3. a separate process (`sandbox_worker`) parses, checks and runs every query under a hard
-   address-space ceiling, and is killed when a turn overruns its wall clock, which starts when
-   the SQL is sent, so parsing and planning count as well as execution;
+   ceiling on its private memory (768 MiB, so its resident set stays under 1 GiB with the
+   libraries' pages), and is killed when a turn overruns its wall clock, which starts when the
+   SQL is sent, so parsing and planning count as well as execution;
 4. a cap on the rows fetched and on the bytes they take.
 
 Bad or hostile SQL yields a result with status 'rejected' (static check) or 'error' (engine,
@@ -43,7 +44,7 @@ GRACE_S = 0.5
 MAX_ROWS = 10_000
 MAX_RESULT_BYTES = 16 * 2**20
 MAX_SQL_CHARS = 20_000
-MEMORY_CEILING_BYTES = 2**30
+MEMORY_CEILING_BYTES = 768 * 2**20
 MEMORY_LIMIT = "512MB"
 WORKER_START_S = 120.0
 FOLDER_PREFIX = "loft-sql-sandbox-"
@@ -333,8 +334,8 @@ class Sandbox:
                         )
                     detail = worker.death()
                     self._stop_worker()
-                    ceiling = self.memory_bytes / 2**30
-                    return SandboxResult("error", error=f"{detail}; memory ceiling {ceiling:g} GiB")
+                    ceiling = self.memory_bytes / 2**20
+                    return SandboxResult("error", error=f"{detail}; memory ceiling {ceiling:g} MiB")
                 if not reply.get("retire"):
                     break
                 # The parser failed inside itself: once more in a fresh process, in case it was not the SQL.

@@ -2,9 +2,11 @@
 
 The parent (`sandbox.Sandbox`) starts it with `python -m loft_warehouse.sql.sandbox_worker FD_IN
 FD_OUT ROOT FOLDER MEMORY_BYTES` and kills it when a turn overruns its wall clock. Here, before
-DuckDB or sqlglot is imported, the address space is capped (RLIMIT_AS), so neither the engine
-nor the parser can take more than the ceiling however the query is written; the process dies
-with its parent (PR_SET_PDEATHSIG). Each database copy is built in the parent's folder, opened
+DuckDB or sqlglot is imported, its private writable memory (heap, anonymous mappings, stacks) is
+capped with RLIMIT_DATA, so neither the engine nor the parser can take more than the ceiling
+however the query is written. RLIMIT_AS would also count the address space allocators reserve
+and never touch, which left too little room to load a database; the process dies with its
+parent (PR_SET_PDEATHSIG). Each database copy is built in the parent's folder, opened
 read-only and unlinked at once, so no copy outlives the process that reads it.
 """
 
@@ -24,12 +26,13 @@ from pathlib import Path
 from typing import Any
 
 PR_SET_PDEATHSIG = 1
+WARM_UP = {"sql": "SELECT 1", "dialect": "sqlite", "timeout_s": 600.0, "max_rows": 1, "max_result_bytes": 1024}
 RECURSION_LIMIT = 3_000
 
 
 def _confine(memory_bytes: int) -> None:
-    """Cap memory and tie this process's life to the parent's, before any heavy import."""
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    """Cap private memory and tie this process's life to the parent's, before any heavy import."""
+    resource.setrlimit(resource.RLIMIT_DATA, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -138,6 +141,7 @@ def main(argv: list[str]) -> int:
         try:
             if request["op"] == "open":
                 worker.connection(request["db_id"])
+                worker.run({**WARM_UP, "db_id": request["db_id"]})  # first-use costs before any clock
                 reply = {"opened": request["db_id"]}
             else:
                 reply = worker.run(request)
