@@ -116,3 +116,36 @@ def test_what_an_analyst_opens_is_honest(dashboard_warehouse: Path, tmp_path: Pa
         columns = "select column_name from duckdb_columns() where schema_name = 'loft_32k' and table_name = ?"
         wide = [c for (c,) in con.execute(columns, ["leaderboard_wide"]).fetchall()]
         assert "paper: GPT-4o" in wide
+
+
+def test_loft_dashboard_serves_and_a_kill_leaves_no_server(dashboard_warehouse: Path, tmp_path: Path) -> None:
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    loft = str(Path(sys.executable).with_name("loft"))
+    command = [loft, "dashboard", "--port", str(port), "--database", str(dashboard_warehouse)]
+    server = subprocess.Popen(command, env={**os.environ, "HOME": str(tmp_path)}, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
+                    assert reply.status == 200
+                    break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("loft dashboard did not answer")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+    with socket.socket() as s:
+        assert s.connect_ex(("127.0.0.1", port)) != 0, "a server still listens after loft dashboard was stopped"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -34,10 +33,9 @@ def _run(args: argparse.Namespace) -> int:
     database = Path(args.database) if args.database else warehouse_path()
     env = {**os.environ, "LOFT_DUCKDB_PATH": str(database.resolve())}
     print(f"dashboard of {database} on http://127.0.0.1:{args.port} (Ctrl-C stops it)", flush=True)
-    try:
-        return subprocess.call(command(args.port), env=env)
-    except KeyboardInterrupt:
-        return 0
+    # Become the server, so that Ctrl-C or a kill reaches Streamlit itself and leaves nothing behind.
+    line = command(args.port)
+    os.execve(line[0], line, env)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -8,6 +8,7 @@ from the published warehouse file (data.py), so a build running meanwhile never 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import plotly.express as px
@@ -29,6 +30,15 @@ def query(sql: str, schema: str, *params: object) -> pd.DataFrame:
     return _read(str(path), data.stamp(path), sql.format(schema=schema), tuple(params))
 
 
+def _bar_label(row: Any) -> str:
+    """One bar per row: paper rows by model, this warehouse's by system, method, split and source."""
+    if row.source == "paper":
+        return f"paper: {row.system}"
+    method = f" {row.method}" if isinstance(row.method, str) and row.method != "cic" else ""
+    source = "import: " if row.source == "import" else ""
+    return f"{source}{row.system}{method} ({row.size} {row.split})"
+
+
 def leaderboard(schema: str) -> None:
     st.header(f"Leaderboard ({schema}) beside the paper's Table 2")
     frame = query(data.LEADERBOARD, schema)
@@ -42,10 +52,7 @@ def leaderboard(schema: str) -> None:
     for (task, dataset, metric), group in frame.groupby(["task", "dataset", "metric"], sort=True):
         if not (group["rank_group"] == "warehouse").any():
             continue
-        labels = [
-            f"{'paper: ' if s == 'paper' else ''}{sys}" + (f" ({m})" if isinstance(m, str) and m != "cic" else "")
-            for s, sys, m in zip(group["source"], group["system"], group["method"], strict=True)
-        ]
+        labels = [_bar_label(row) for row in group.itertuples()]
         low = (group["value"] - group["ci_low"]).fillna(0)
         high = (group["ci_high"] - group["value"]).fillna(0)
         figure = go.Figure(
