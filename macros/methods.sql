@@ -95,11 +95,14 @@ final as (
         finish_reason::varchar as finish_reason,
         input_tokens::bigint as input_tokens,
         cached_tokens::bigint as cached_tokens,
+        cache_write_tokens::bigint as cache_write_tokens,
         output_tokens::bigint as output_tokens,
         latency_s::double as latency_s,
+        ttft_s::double as ttft_s,
         attempts::bigint as attempts,
         error::varchar as error,
         cost_usd::double as cost_usd,
+        batch_id::varchar as batch_id,
         created_at::timestamptz as created_at
     from combined
 )

@@ -24,6 +24,7 @@
       "systems_file": var("systems_file", env_var("LOFT_SYSTEMS_FILE", "")),
       "max_cost_usd": var("max_cost_usd", env_var("LOFT_MAX_COST_USD", "")),
       "retry_errors": var("retry_errors", env_var("LOFT_RETRY_ERRORS", "false")),
+      "batch": var("batch", env_var("LOFT_BATCH", "")),
     } %}
     {% set sql -%}
       select loft_preflight({{ dbt.string_literal(tojson(values)) }}, {{ dbt.string_literal(tojson(selected_resources)) }})

@@ -68,7 +68,9 @@ from intervals
   unanswered (status not 'ok', scored 0) or answered but empty under the rule, a 95% interval
   (scoring_means), and where the gold sat when every row of the group has it at the same place.
   A group with no answered row (skipped for credentials or length, or every call failed) is
-  run_status 'not_run' with no mean and no interval: it is not a score of 0.
+  run_status 'not_run' with no mean and no interval: it is not a score of 0. A group with rows
+  still in a provider batch (status batch_pending) is 'pending', also without a mean: a later
+  build collects the batch and scores it.
 #}
 {% macro scoring_metrics(scores=none, seed=none, limit=none) %}
 {%- set scores = scores or loft_ref('scores') -%}
@@ -82,6 +84,7 @@ means as (
     {{ scoring_means(scores, keys, [
         'bool_or(is_primary) as is_primary',
         'count(*) filter (where not is_answered) as n_unanswered',
+        'count(*) filter (where status = \'batch_pending\') as n_pending',
         'count(*) filter (where is_empty_answer) as n_empty_answer',
         'case when min(gold_positions[1]) = max(gold_positions[1]) then min(gold_positions[1]) end as gold_position',
         'case when min(gold_depth) = max(gold_depth) then min(gold_depth) end as gold_depth',
@@ -92,14 +95,15 @@ means as (
 select
     {{ keys | join(', ') }},
     is_primary,
-    case when n_unanswered < n then 'scored' else 'not_run' end as run_status,
+    case when n_pending > 0 then 'pending' when n_unanswered < n then 'scored' else 'not_run' end as run_status,
     n,
     n_unanswered,
+    n_pending,
     n_empty_answer,
-    case when n_unanswered < n then mean end as mean,
-    case when n_unanswered < n then ci_low end as ci_low,
-    case when n_unanswered < n then ci_high end as ci_high,
-    case when n_unanswered < n then ci_method end as ci_method,
+    case when n_pending = 0 and n_unanswered < n then mean end as mean,
+    case when n_pending = 0 and n_unanswered < n then ci_low end as ci_low,
+    case when n_pending = 0 and n_unanswered < n then ci_high end as ci_high,
+    case when n_pending = 0 and n_unanswered < n then ci_method end as ci_method,
     gold_position,
     gold_depth,
     gold_token_offset_mean,
@@ -446,10 +450,12 @@ from final
 
 
 {#
-  cost_ledger: per system, dataset and method, what the estimate said before any call and what
-  the responses cost: tokens (cached and not), cost per correct answer (primary metric, loft
-  rule, summed over the runs' dev and test turns) and what prefix caching saved at the
-  system's prices.
+  cost_ledger: per system, dataset and method, what the estimate said before any call (streamed
+  and through the batch API, without and with caching) and what the responses cost: tokens
+  (cached, written to a cache, neither), cost per correct answer (primary metric, loft rule,
+  summed over the runs' dev and test turns), what prefix caching saved at the system's prices
+  (cache reads below the input price, less cache writes above it; at the batch ratio for batch
+  results), how many rows a batch answered or still holds, and median / p95 latency.
 #}
 {% macro scoring_cost_ledger(estimates=none, responses=none, scores=none) %}
 {%- set estimates = estimates or loft_ref('cost_estimates') -%}
@@ -466,26 +472,52 @@ estimated as (
         sum(n_requests) as n_requests_estimated,
         sum(cost_usd_no_cache) as estimated_usd_no_cache,
         sum(cost_usd_with_cache) as estimated_usd_with_cache,
-        max(input_usd_per_mtok) as input_usd_per_mtok,
-        max(cached_input_usd_per_mtok) as cached_input_usd_per_mtok
+        sum(cost_usd_batch) as estimated_usd_batch,
+        sum(cost_usd_batch_with_cache) as estimated_usd_batch_with_cache
     from {{ estimates }}
+    group by all
+),
+
+prices as (
+    select
+        system,
+        max(input_usd_per_mtok) as input_usd_per_mtok,
+        max(cached_input_usd_per_mtok) as cached_input_usd_per_mtok,
+        max(cache_write_usd_per_mtok) as cache_write_usd_per_mtok,
+        max(batch_price_ratio) as batch_price_ratio
+    from {{ estimates }}
+    where executor = system
     group by all
 ),
 
 spent as (
     select
-        system,
-        task,
-        dataset,
-        method,
+        responses.system,
+        responses.task,
+        responses.dataset,
+        responses.method,
         count(*) as n_responses,
-        count(*) filter (where status = 'ok') as n_ok,
-        coalesce(sum(input_tokens), 0) as input_tokens,
-        coalesce(sum(cached_tokens), 0) as cached_tokens,
-        coalesce(sum(input_tokens), 0) - coalesce(sum(cached_tokens), 0) as uncached_input_tokens,
-        coalesce(sum(output_tokens), 0) as output_tokens,
-        sum(cost_usd) as actual_usd
-    from {{ responses }}
+        count(*) filter (where responses.status = 'ok') as n_ok,
+        count(*) filter (where responses.batch_id is not null and responses.status <> 'batch_pending') as n_batch,
+        count(*) filter (where responses.status = 'batch_pending') as n_pending,
+        coalesce(sum(responses.input_tokens), 0) as input_tokens,
+        coalesce(sum(responses.cached_tokens), 0) as cached_tokens,
+        coalesce(sum(responses.cache_write_tokens), 0) as cache_write_tokens,
+        coalesce(sum(responses.input_tokens), 0) - coalesce(sum(responses.cached_tokens), 0)
+            - coalesce(sum(responses.cache_write_tokens), 0) as uncached_input_tokens,
+        coalesce(sum(responses.output_tokens), 0) as output_tokens,
+        sum(responses.cost_usd) as actual_usd,
+        sum(
+            (coalesce(responses.cached_tokens, 0) * (prices.input_usd_per_mtok - prices.cached_input_usd_per_mtok)
+             - coalesce(responses.cache_write_tokens, 0) * (prices.cache_write_usd_per_mtok - prices.input_usd_per_mtok))
+            / 1e6 * case when responses.batch_id is not null then prices.batch_price_ratio else 1 end
+        ) as caching_saved_usd,
+        median(responses.latency_s) filter (where responses.status = 'ok' and responses.batch_id is null)
+            as latency_p50_s,
+        quantile_cont(responses.latency_s, 0.95) filter (where responses.status = 'ok' and responses.batch_id is null)
+            as latency_p95_s
+    from {{ responses }} as responses
+    left join prices using (system)
     group by all
 ),
 
@@ -505,17 +537,23 @@ final as (
         estimated.n_requests_estimated,
         estimated.estimated_usd_no_cache,
         estimated.estimated_usd_with_cache,
+        estimated.estimated_usd_batch,
+        estimated.estimated_usd_batch_with_cache,
         spent.n_responses,
         spent.n_ok,
+        spent.n_batch,
+        spent.n_pending,
         spent.input_tokens,
         spent.cached_tokens,
+        spent.cache_write_tokens,
         spent.uncached_input_tokens,
         spent.output_tokens,
         spent.actual_usd,
         correct.n_correct,
         spent.actual_usd / nullif(correct.n_correct, 0) as usd_per_correct,
-        spent.cached_tokens * (estimated.input_usd_per_mtok - estimated.cached_input_usd_per_mtok) / 1e6
-            as caching_saved_usd
+        spent.caching_saved_usd,
+        spent.latency_p50_s,
+        spent.latency_p95_s
     from estimated
     full outer join spent using (system, task, dataset, method)
     left join correct using (system, task, dataset, method)

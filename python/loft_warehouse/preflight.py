@@ -18,8 +18,8 @@ from loft_warehouse import registry, settings
 from loft_warehouse.design import Design
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost
-from loft_warehouse.inference.systems import load_systems, parse_selection, select, systems_file
-from loft_warehouse.inference.warehouse import query_limit
+from loft_warehouse.inference.systems import parse_selection, select
+from loft_warehouse.inference.warehouse import configured_systems, query_limit
 
 SIZE_PATTERN = re.compile(r"loft_(32k|128k|1m)__")
 DATA_LAYOUT = ("loft", "raw")
@@ -53,7 +53,7 @@ def check(values: dict[str, Any], sizes: list[str]) -> Path:
     query_limit(values.get("limit"))
     cost.parse_limit(values.get("max_cost_usd"))
     settings.flag(values.get("retry_errors"), "retry_errors")
-    select(load_systems(systems_file(values.get("systems_file"))), parse_selection(values.get("systems")))
+    select(configured_systems(values.get("systems_file"), values.get("batch")), parse_selection(values.get("systems")))
     wanted = registry.parse_selection(values.get("datasets"))
     if wanted:
         for size in sizes:

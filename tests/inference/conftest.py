@@ -1,4 +1,4 @@
-"""Fixtures: the 127.0.0.1 server speaking OpenAI and Gemini REST, a store, keys in the env."""
+"""Fixtures: the 127.0.0.1 server speaking OpenAI, Gemini and Anthropic REST, a store, keys in the env."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ def api_env(monkeypatch: pytest.MonkeyPatch, server: FixtureServer) -> FixtureSe
     monkeypatch.setenv("LOFT_TEST_OPENAI_BASE_URL", f"{server.url}/v1")
     monkeypatch.setenv("LOFT_TEST_GEMINI_KEY", "gm-test-key")
     monkeypatch.setenv("LOFT_TEST_GEMINI_BASE_URL", server.url)
+    monkeypatch.setenv("LOFT_TEST_ANTHROPIC_KEY", "sk-ant-test-key")
+    monkeypatch.setenv("LOFT_TEST_ANTHROPIC_BASE_URL", server.url)
     return server
 
 

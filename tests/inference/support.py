@@ -83,6 +83,19 @@ def gemini_system(name: str = "gemini-fixture", **overrides: Any) -> dict[str, A
     }
 
 
+def anthropic_system(name: str = "claude-fixture", **overrides: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "provider": "anthropic",
+        "model": "claude-3-opus-20240229",
+        "api_key_env": "LOFT_TEST_ANTHROPIC_KEY",
+        "base_url_env": "LOFT_TEST_ANTHROPIC_BASE_URL",
+        "context_window": 100000,
+        "cache": {"min_prefix_tokens": 50},
+        **overrides,
+    }
+
+
 def systems_from(tmp_path: Path, entries: list[dict[str, Any]], **defaults: Any):
     return list(load_systems(write_systems(tmp_path / "systems.yaml", entries, defaults)).values())
 

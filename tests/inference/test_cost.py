@@ -32,10 +32,13 @@ def test_actual_cost_splits_cached_and_uncached_input():
 
 def test_system_prices_override_the_seed_field_by_field():
     seed = {"m": Prices(1.0, 0.25, 4.0), "n": Prices(3.0, None, 6.0)}
-    assert cost.resolve_prices(System("a", "openai", "m", prices=Prices(output=9.0)), seed) == Prices(1.0, 0.25, 9.0)
-    # No cached discount known: cached input costs the input price.
-    assert cost.resolve_prices(System("b", "openai", "n"), seed) == Prices(3.0, 3.0, 6.0)
-    assert cost.resolve_prices(System("c", "bm25", "bm25s"), seed) == Prices(0.0, 0.0, 0.0)
+    assert cost.resolve_prices(System("a", "openai", "m", prices=Prices(output=9.0)), seed) == Prices(
+        1.0, 0.25, 9.0, 1.0
+    )
+    # No cached discount known: cached input costs the input price; no cache-write surcharge
+    # known: a write costs the input price; no batch ratio known: unknown.
+    assert cost.resolve_prices(System("b", "openai", "n"), seed) == Prices(3.0, 3.0, 6.0, 3.0)
+    assert cost.resolve_prices(System("c", "bm25", "bm25s"), seed) == Prices(0.0, 0.0, 0.0, 0.0, 1.0)
     assert cost.resolve_prices(System("d", "gemini", "unknown"), seed) == Prices()
 
 

@@ -17,7 +17,7 @@ import duckdb
 import yaml
 
 from loft_warehouse.settings import PROJECT_ROOT
-from tests.inference.support import gemini_system, openai_system, write_systems
+from tests.inference.support import anthropic_system, gemini_system, openai_system, write_systems
 
 DBT = str(Path(sys.executable).with_name("dbt"))
 MODELS = PROJECT_ROOT / "models" / "loft_128k"
@@ -33,6 +33,7 @@ COPIED = (
 PLANTED = {
     "LOFT_TEST_OPENAI_KEY": "sk-PLANTED-0penai-53cr3t-4f9e",
     "LOFT_TEST_GEMINI_KEY": "gm-PLANTED-g3m-53cr3t-77aa",
+    "LOFT_TEST_ANTHROPIC_KEY": "sk-ant-PLANTED-4nthr0p1c-53cr3t-19bd",
 }
 PREFIX = (
     "Find the passage.\\nID: 0 | TITLE: Cats | CONTENT: cats purr | END ID: 0\\n"
@@ -100,6 +101,7 @@ def _project(root: Path) -> Path:
         {"name": "bm25", "provider": "bm25", "tasks": ["retrieval"], "options": {"top_k": 2}},
         openai_system(context_window=100_000),
         gemini_system(cache={"min_prefix_tokens": 10, "ttl_s": 60}),
+        anthropic_system(model="claude-haiku-4-5-20251001", cache={"min_prefix_tokens": 10}),
     ]
     write_systems(root / "systems.yaml", systems)
     return project
@@ -142,7 +144,7 @@ def test_build_skips_without_keys_calls_with_keys_and_leaks_no_key(tmp_path, ser
     assert rows[("bm25", "retrieval/nq/nq/default/q2/0")] == ("ok", "Final Answer: ['1', '0']")
     assert ("bm25", "rag/nq/nq/default/q1/0") not in rows
     api_rows = {k: v for k, v in rows.items() if k[0] != "bm25"}
-    assert len(api_rows) == 6
+    assert len(api_rows) == 9
     assert {status for status, _ in api_rows.values()} == {"skipped_no_credentials"}
     assert "WARNING: gpt-fixture: 3 prompt(s) skipped_no_credentials" in offline.stderr + offline.stdout
     assert server.state.requests == []
@@ -151,15 +153,17 @@ def test_build_skips_without_keys_calls_with_keys_and_leaks_no_key(tmp_path, ser
         **PLANTED,
         "LOFT_TEST_OPENAI_BASE_URL": f"{server.url}/v1",
         "LOFT_TEST_GEMINI_BASE_URL": server.url,
+        "LOFT_TEST_ANTHROPIC_BASE_URL": server.url,
     }
     online = _build(project, tmp_path, keyed)
     assert online.returncode == 0, online.stdout[-4000:]
     rows = _responses(tmp_path)
     assert {rows[k][0] for k in rows} == {"ok"}
-    assert len(rows) == 8
+    assert len(rows) == 11
     state = server.state
     assert len(state.generation_requests("openai")) == 3
     assert len(state.generation_requests("gemini")) == 3
+    assert len(state.generation_requests("anthropic")) == 3
     assert len(state.deleted_caches) == 1
     assert {r.headers.get("authorization") for r in state.generation_requests("openai")} == {
         f"Bearer {PLANTED['LOFT_TEST_OPENAI_KEY']}"
@@ -168,6 +172,8 @@ def test_build_skips_without_keys_calls_with_keys_and_leaks_no_key(tmp_path, ser
         estimates = con.sql("select system, task, n_requests from loft_128k.cost_estimates order by all").fetchall()
     assert estimates == [
         ("bm25", "retrieval", 2),
+        ("claude-fixture", "rag", 1),
+        ("claude-fixture", "retrieval", 2),
         ("gemini-fixture", "rag", 1),
         ("gemini-fixture", "retrieval", 2),
         ("gpt-fixture", "rag", 1),
@@ -193,6 +199,7 @@ def test_ctrl_c_stops_a_build_within_seconds_and_a_rerun_resumes(tmp_path, serve
         **PLANTED,
         "LOFT_TEST_OPENAI_BASE_URL": f"{server.url}/v1",
         "LOFT_TEST_GEMINI_BASE_URL": server.url,
+        "LOFT_TEST_ANTHROPIC_BASE_URL": server.url,
         "LOFT_DUCKDB_PATH": str(tmp_path / "loft.duckdb"),
         "LOFT_RESPONSE_STORE": str(tmp_path / "store.sqlite"),
         "LOFT_SYSTEMS_FILE": str(tmp_path / "systems.yaml"),
@@ -240,6 +247,7 @@ def test_two_builds_sharing_a_store_pay_for_each_prompt_once(tmp_path, server):
             **PLANTED,
             "LOFT_TEST_OPENAI_BASE_URL": f"{server.url}/v1",
             "LOFT_TEST_GEMINI_BASE_URL": server.url,
+            "LOFT_TEST_ANTHROPIC_BASE_URL": server.url,
             "LOFT_DUCKDB_PATH": str(root / "loft.duckdb"),
             "LOFT_RESPONSE_STORE": str(tmp_path / "shared.sqlite"),
             "LOFT_SYSTEMS_FILE": str(tmp_path / "systems.yaml"),
@@ -254,6 +262,6 @@ def test_two_builds_sharing_a_store_pay_for_each_prompt_once(tmp_path, server):
     answered = [
         {k: v for k, v in _responses(tmp_path / name).items() if k[0] != "bm25"} for name in ("a", "b")
     ]  # fmt: skip
-    assert answered[0] == answered[1] and len(answered[0]) == 6
+    assert answered[0] == answered[1] and len(answered[0]) == 9
     assert {status for status, _ in answered[0].values()} == {"ok"}
-    assert len(server.state.generation_requests()) == 6
+    assert len(server.state.generation_requests()) == 9

@@ -19,7 +19,7 @@ from tests.inference.support import make_prompts, write_systems
 def test_the_shipped_file_loads_and_defaults_to_bm25_plus_api_systems():
     systems = load_systems()
     default = [s.name for s in select(systems, None)]
-    assert default == ["bm25", "gemini-1.5-pro", "gemini-2.5-flash", "gpt-4o"]
+    assert default == ["bm25", "gemini-1.5-pro", "gemini-2.5-flash", "gpt-4o", "claude-opus-4.5"]
     assert all(systems[n].generation["temperature"] == 0.0 for n in systems)
     assert systems["bm25"].tasks == ("retrieval",)
     assert systems["gpt-4o"].max_output_tokens == 256
@@ -42,8 +42,8 @@ def test_selection_from_vars_and_env_strings():
 
 
 def test_bad_entries_are_configuration_errors(tmp_path):
-    path = write_systems(tmp_path / "s.yaml", [{"name": "x", "provider": "anthropic"}])
-    with pytest.raises(ConfigurationError, match=r"systems\[0\] \(x\): provider 'anthropic'"):
+    path = write_systems(tmp_path / "s.yaml", [{"name": "x", "provider": "cohere"}])
+    with pytest.raises(ConfigurationError, match=r"systems\[0\] \(x\): provider 'cohere'"):
         load_systems(path)
     path = write_systems(tmp_path / "s.yaml", [{"name": "x", "provider": "bm25"}] * 2)
     with pytest.raises(ConfigurationError, match="defined twice"):

@@ -15,6 +15,7 @@ def model(dbt, session):
         max_cost_usd=dbt.config.get("max_cost_usd"),
         store_setting=dbt.config.get("response_store"),
         retry_errors=dbt.config.get("retry_errors"),
+        batch=dbt.config.get("batch"),
         prompts=dbt.ref("loft_128k__int_stage2_prompts"),
         prefixes=None,
         doc_ids=dbt.ref("loft_128k__prompt_doc_ids"),

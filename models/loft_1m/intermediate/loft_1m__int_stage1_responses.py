@@ -15,6 +15,7 @@ def model(dbt, session):
         max_cost_usd=dbt.config.get("max_cost_usd"),
         store_setting=dbt.config.get("response_store"),
         retry_errors=dbt.config.get("retry_errors"),
+        batch=dbt.config.get("batch"),
         prompts=dbt.ref("loft_1m__prompts"),
         prefixes=dbt.ref("loft_1m__prompt_prefixes"),
         segments=dbt.ref("loft_1m__prompt_segments"),

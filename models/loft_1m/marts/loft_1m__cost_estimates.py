@@ -12,6 +12,7 @@ def model(dbt, session):
     return cost_estimates(
         settings.size_of_schema(dbt.this.schema),
         dbt.config.get("systems_file"),
+        batch=dbt.config.get("batch"),
         prompts=dbt.ref("loft_1m__prompts"),
         prices=dbt.source("reference", "model_prices"),
         prefixes=dbt.ref("loft_1m__prompt_prefixes"),

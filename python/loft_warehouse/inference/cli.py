@@ -1,7 +1,8 @@
-"""`loft estimate-cost`, `loft responses-status` and `loft fixture-server`.
+"""`loft estimate-cost`, `loft responses-status`, `loft batches` and `loft fixture-server`.
 
 estimate-cost prints what sending a built size's prompts would cost per system and dataset
-(with and without prefix caching), reading the warehouse read-only; it calls nothing.
+(streamed and through the batch API, with and without prefix caching), reading the warehouse
+read-only; it calls nothing. batches lists the provider batches the response store holds.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import polars as pl
 from loft_warehouse.design import Design
 from loft_warehouse.inference import cost
 from loft_warehouse.inference.store import ResponseStore, store_path
-from loft_warehouse.inference.systems import load_systems, parse_selection, select, systems_file
-from loft_warehouse.inference.warehouse import ESTIMATE_COLUMNS, project
+from loft_warehouse.inference.systems import parse_selection, select
+from loft_warehouse.inference.warehouse import ESTIMATE_COLUMNS, configured_systems, project
 from loft_warehouse.settings import PROJECT_ROOT
 
 
@@ -29,7 +30,7 @@ def warehouse_path(configured: str | None) -> Path:
 
 
 def _estimate(args: argparse.Namespace) -> int:
-    systems = select(load_systems(systems_file(args.systems_file)), parse_selection(args.systems))
+    systems = select(configured_systems(args.systems_file, args.batch), parse_selection(args.systems))
     database = warehouse_path(args.database)
     schema = f"loft_{args.size}"
     with duckdb.connect(str(database), read_only=True) as con:
@@ -37,6 +38,8 @@ def _estimate(args: argparse.Namespace) -> int:
             "select table_name from information_schema.tables where table_schema = ?", [schema]
         ).fetchall()}  # fmt: skip
         prompts = project(con.table(f"{schema}.prompts"), ESTIMATE_COLUMNS)
+        if args.split:
+            prompts = prompts.filter(pl.col("split") == args.split)
         prefixes = dict(con.sql(f"SELECT prefix_id, text FROM {schema}.prompt_prefixes").fetchall())
         segments = (
             dict(con.sql(f"SELECT segment_id, text FROM {schema}.prompt_segments").fetchall())
@@ -77,6 +80,25 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _batches(args: argparse.Namespace) -> int:
+    with ResponseStore(store_path(args.store)) as store:
+        batches = store.batches(args.system)
+    if not batches:
+        print("the response store holds no batches")
+        return 0
+    table = pl.DataFrame(batches).with_columns(
+        pl.from_epoch(pl.col("submitted_at"), time_unit="s").dt.strftime("%Y-%m-%d %H:%M:%S").alias("submitted"),
+        pl.col("cost_usd").round(4),
+    )
+    columns = [
+        "batch_id", "system", "provider_batch_id", "state", "provider_state", "n_requests", "n_succeeded",
+        "n_errored", "n_expired", "n_canceled", "cost_usd", "submitted",
+    ]  # fmt: skip
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True, tbl_width_chars=200, fmt_str_lengths=40):
+        print(table.select(columns))
+    return 0
+
+
 def _serve(args: argparse.Namespace) -> int:
     from loft_warehouse.inference import fixture_server
 
@@ -91,6 +113,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     estimate.add_argument("--systems", help="comma-separated system names (default: the default selection)")
     estimate.add_argument("--systems-file", help="systems YAML (default: $LOFT_SYSTEMS_FILE or the shipped one)")
     estimate.add_argument("--database", help="warehouse DuckDB file (default: $LOFT_DUCKDB_PATH or loft.duckdb)")
+    estimate.add_argument("--split", choices=["dev", "test"], help="only this split's prompts (default: both)")
+    estimate.add_argument("--batch", help="comma-separated systems to price in batch mode (as the batch var)")
     estimate.add_argument("--csv", help="also write the table to this CSV file")
     estimate.set_defaults(func=_estimate)
 
@@ -98,8 +122,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     status.add_argument("--store", help="store file (default: $LOFT_RESPONSE_STORE or .response_store/)")
     status.set_defaults(func=_status)
 
+    batches = subparsers.add_parser("batches", help="list the provider batches in the response store")
+    batches.add_argument("--store", help="store file (default: $LOFT_RESPONSE_STORE or .response_store/)")
+    batches.add_argument("--system", help="only this system's batches")
+    batches.set_defaults(func=_batches)
+
     serve = subparsers.add_parser(
-        "fixture-server", help="serve the local OpenAI/Gemini stand-in on 127.0.0.1 (for dry runs)"
+        "fixture-server", help="serve the local OpenAI/Gemini/Anthropic stand-in on 127.0.0.1 (for dry runs)"
     )
     serve.add_argument("--latency", type=float, default=0.0, help="seconds per generation request")
     serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")

@@ -14,7 +14,7 @@ at the cached-input price (cache storage fees are not included).
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,10 @@ from loft_warehouse.inference.window import ContextWindow
 from loft_warehouse.settings import PROJECT_ROOT
 
 PRICES_SEED = PROJECT_ROOT / "seeds" / "model_prices.csv"
-PRICE_COLUMNS = ("input_usd_per_mtok", "cached_input_usd_per_mtok", "output_usd_per_mtok")
+PRICE_COLUMNS = (
+    "input_usd_per_mtok", "cached_input_usd_per_mtok", "output_usd_per_mtok", "cache_write_usd_per_mtok",
+    "batch_price_ratio",
+)  # fmt: skip
 ESTIMATE_SCHEMA = {
     "system": pl.String,
     "model": pl.String,
@@ -42,12 +45,18 @@ ESTIMATE_SCHEMA = {
     "n_prefixes": pl.Int64,
     "input_tokens": pl.Int64,
     "cacheable_tokens": pl.Int64,
+    "cache_write_tokens": pl.Int64,
     "output_tokens": pl.Int64,
     "input_usd_per_mtok": pl.Float64,
     "cached_input_usd_per_mtok": pl.Float64,
     "output_usd_per_mtok": pl.Float64,
+    "cache_write_usd_per_mtok": pl.Float64,
+    "batch_price_ratio": pl.Float64,
+    "mode": pl.String,
     "cost_usd_no_cache": pl.Float64,
     "cost_usd_with_cache": pl.Float64,
+    "cost_usd_batch": pl.Float64,
+    "cost_usd_batch_with_cache": pl.Float64,
 }
 
 
@@ -100,34 +109,48 @@ def resolve_prices(system: System, seed: dict[str, Prices]) -> Prices:
     charged at the input price.
     """
     if system.provider in ("bm25", "local"):
-        return Prices(0.0, 0.0, 0.0)
+        return Prices(0.0, 0.0, 0.0, 0.0, 1.0)
     base = seed.get(system.model, Prices())
     own = system.prices
-    merged = replace(
-        base,
-        **{k: getattr(own, k) for k in ("input", "cached_input", "output") if getattr(own, k) is not None},
-    )
+    fields = ("input", "cached_input", "output", "cache_write", "batch_ratio")
+    merged = replace(base, **{k: getattr(own, k) for k in fields if getattr(own, k) is not None})
     if merged.cached_input is None and merged.input is not None:
         merged = replace(merged, cached_input=merged.input)
+    if merged.cache_write is None and merged.input is not None:
+        merged = replace(merged, cache_write=merged.input)
     return merged
 
 
 def actual_cost(
-    prices: Prices, input_tokens: int | None, cached_tokens: int | None, output_tokens: int | None
+    prices: Prices,
+    input_tokens: int | None,
+    cached_tokens: int | None,
+    output_tokens: int | None,
+    cache_write_tokens: int | None = None,
+    batch: bool = False,
 ) -> float | None:
-    """USD of one response from its usage; None when a needed price or count is unknown."""
+    """USD of one response from its usage; None when a needed price or count is unknown.
+
+    input_tokens counts every prompt token; of those, cached_tokens were read from a cache and
+    cache_write_tokens written to one, each at its own price. A batch response is charged
+    every price times the batch ratio."""
     if input_tokens is None and output_tokens is None:
         return None
     cached = cached_tokens or 0
-    uncached = max(0, (input_tokens or 0) - cached)
+    written = cache_write_tokens or 0
+    uncached = max(0, (input_tokens or 0) - cached - written)
     parts = [
         (uncached, prices.input),
         (cached, prices.cached_input),
+        (written, prices.cache_write),
         (output_tokens or 0, prices.output),
     ]
     if any(price is None and tokens for tokens, price in parts):
         return None
-    return sum(tokens * (price or 0.0) for tokens, price in parts) / 1e6
+    full = sum(tokens * (price or 0.0) for tokens, price in parts) / 1e6
+    if not batch:
+        return full
+    return None if prices.batch_ratio is None else full * prices.batch_ratio
 
 
 def _usd(tokens: int, price: float | None) -> float | None:
@@ -145,16 +168,27 @@ def _row(
     input_tokens: int,
     cacheable_tokens: int,
     from_settings: bool,
+    cache_write_tokens: int = 0,
 ) -> dict[str, Any]:
-    """One estimate row: a step (bm25) costs nothing and sends no model tokens."""
+    """One estimate row: a step (bm25) costs nothing and sends no model tokens.
+
+    With caching, each cached prefix is written once (cache_write_tokens, at the cache-write
+    price) and read by every other query that opens with it (cacheable_tokens, at the
+    cached-input price). The batch columns are the same times the batch ratio."""
     is_step = executor is not system
     output_tokens = 0 if is_step else n_requests * system.expected_output_tokens
     if is_step:
-        input_tokens = cacheable_tokens = 0
-        prices = Prices(0.0, 0.0, 0.0)
-    uncached = input_tokens - cacheable_tokens
+        input_tokens = cacheable_tokens = cache_write_tokens = 0
+        prices = Prices(0.0, 0.0, 0.0, 0.0, 1.0)
+    uncached = input_tokens - cacheable_tokens - cache_write_tokens
     no_cache = [_usd(input_tokens, prices.input), _usd(output_tokens, prices.output)]
-    with_cache = no_cache[1:] + [_usd(uncached, prices.input), _usd(cacheable_tokens, prices.cached_input)]
+    with_cache = no_cache[1:] + [
+        _usd(uncached, prices.input),
+        _usd(cacheable_tokens, prices.cached_input),
+        _usd(cache_write_tokens, prices.cache_write),
+    ]
+    cost_no_cache = None if None in no_cache else sum(no_cache)  # type: ignore[arg-type]
+    cost_with_cache = None if None in with_cache else sum(with_cache)  # type: ignore[arg-type]
     return {
         "system": system.name,
         "model": system.model,
@@ -166,13 +200,23 @@ def _row(
         "n_prefixes": n_prefixes,
         "input_tokens": input_tokens,
         "cacheable_tokens": cacheable_tokens,
+        "cache_write_tokens": cache_write_tokens,
         "output_tokens": output_tokens,
         "input_usd_per_mtok": prices.input,
         "cached_input_usd_per_mtok": prices.cached_input,
         "output_usd_per_mtok": prices.output,
-        "cost_usd_no_cache": None if None in no_cache else sum(no_cache),
-        "cost_usd_with_cache": None if None in with_cache else sum(with_cache),
+        "cache_write_usd_per_mtok": prices.cache_write,
+        "batch_price_ratio": prices.batch_ratio,
+        "mode": "step" if is_step else system.mode,
+        "cost_usd_no_cache": cost_no_cache,
+        "cost_usd_with_cache": cost_with_cache,
+        "cost_usd_batch": _batch(cost_no_cache, prices.batch_ratio),
+        "cost_usd_batch_with_cache": _batch(cost_with_cache, prices.batch_ratio),
     }
+
+
+def _batch(cost: float | None, ratio: float | None) -> float | None:
+    return None if cost is None or ratio is None else cost * ratio
 
 
 def estimate(
@@ -223,6 +267,7 @@ def estimate(
                     pl.len().alias("n_prefixes"),
                     pl.col("total_tokens").sum().alias("input_tokens"),
                     ((pl.col("n_cacheable") - 1).clip(0) * pl.col("prefix_tokens")).sum().alias("cacheable_tokens"),
+                    ((pl.col("n_cacheable") > 1).cast(pl.Int64) * pl.col("prefix_tokens")).sum().alias("written"),
                 )
                 .sort("task", "dataset", "method", "stage")
             )
@@ -230,7 +275,7 @@ def estimate(
                 key = {k: row[k] for k in ("task", "dataset", "method", "stage")}
                 rows.append(
                     _row(system, executor, prices, size, key, row["n_requests"], row["n_prefixes"],
-                         row["input_tokens"], row["cacheable_tokens"], False)
+                         row["input_tokens"], row["cacheable_tokens"], False, row["written"])
                 )  # fmt: skip
     return pl.DataFrame(rows, schema=ESTIMATE_SCHEMA)
 
@@ -294,41 +339,46 @@ def later_stages(
             n_requests = n_queries * (design.verify_candidates if stage.parse == "verdict" else 1)
             per_request = int(documents * doc + overhead + prefix_tokens)
             cacheable = max(0, n_requests - 1) * prefix_tokens
+            written = prefix_tokens if n_requests > 1 else 0
             key = {"task": task, "dataset": dataset, "method": name, "stage": 2}
             total = n_requests * per_request
-            rows.append(_row(system, system, prices, size, key, n_requests, 1, total, cacheable, True))
+            rows.append(_row(system, system, prices, size, key, n_requests, 1, total, cacheable, True, written))
     return pl.DataFrame(rows, schema=ESTIMATE_SCHEMA)
 
 
 def format_estimate(table: pl.DataFrame) -> str:
     """The estimate as a fixed-width text table with a total line per system (printed before a
-    run). Every stage of every method has its line; `~` marks stages estimated from the
-    methods' settings (their prompts depend on earlier answers), `step` a non-model stage."""
+    run): streaming without and with caching, then the batch API without and with caching; the
+    mode column says which a build will use. Every stage of every method has its line; `~`
+    marks stages estimated from the methods' settings (their prompts depend on earlier
+    answers), `step` a non-model stage."""
+    money_columns = ("cost_usd_no_cache", "cost_usd_with_cache", "cost_usd_batch", "cost_usd_batch_with_cache")
     header = (
-        f"{'system':<22} {'size':<5} {'dataset':<22} {'method':<30} {'stage':>5} {'requests':>8} "
-        f"{'input Mtok':>10} {'no cache $':>11} {'cached $':>10}"
+        f"{'system':<22} {'mode':<6} {'size':<5} {'dataset':<22} {'method':<30} {'stage':>5} {'requests':>8} "
+        f"{'input Mtok':>10} {'stream $':>10} {'cached $':>10} {'batch $':>10} {'batch+cache $':>13}"
     )
     lines = [header, "-" * len(header)]
 
     def money(value: object) -> str:
         return "unknown" if value is None else f"{value:,.2f}"
 
+    def amounts(values: Sequence[object]) -> str:
+        widths = (10, 10, 10, 13)
+        return " ".join(f"{money(v):>{w}}" for v, w in zip(values, widths, strict=True))
+
     for row in table.iter_rows(named=True):
         stage = f"{row['stage']}{'~' if row['is_estimated_from_settings'] else ''}"
         method = row["method"] + (" (step)" if row["executor"] != row["system"] else "")
         lines.append(
-            f"{row['system']:<22} {row['size']:<5} {row['task'] + '/' + row['dataset']:<22} {method:<30} {stage:>5} "
-            f"{row['n_requests']:>8} {row['input_tokens'] / 1e6:>10.3f} "
-            f"{money(row['cost_usd_no_cache']):>11} {money(row['cost_usd_with_cache']):>10}"
+            f"{row['system']:<22} {row['mode'] or '':<6} {row['size']:<5} {row['task'] + '/' + row['dataset']:<22} "
+            f"{method:<30} {stage:>5} {row['n_requests']:>8} {row['input_tokens'] / 1e6:>10.3f} "
+            f"{amounts([row[c] for c in money_columns])}"
         )
     for system, group in table.group_by("system", maintain_order=True):
-        no_cache = group["cost_usd_no_cache"]
-        cached = group["cost_usd_with_cache"]
+        totals = [None if group[c].null_count() else group[c].sum() for c in money_columns]
         lines.append(
-            f"{'total ' + system[0]:<22} {'':<5} {'':<22} {'':<30} {'':>5} {group['n_requests'].sum():>8} "
-            f"{float(group['input_tokens'].sum()) / 1e6:>10.3f} "
-            f"{money(None if no_cache.null_count() else no_cache.sum()):>11} "
-            f"{money(None if cached.null_count() else cached.sum()):>10}"
+            f"{'total ' + system[0]:<22} {'':<6} {'':<5} {'':<22} {'':<30} {'':>5} {group['n_requests'].sum():>8} "
+            f"{float(group['input_tokens'].sum()) / 1e6:>10.3f} {amounts(totals)}"
         )
     return "\n".join(lines)
 

@@ -1,15 +1,19 @@
-"""A local stand-in for the OpenAI and Gemini REST APIs, for tests, benchmarks and dry runs.
+"""A local stand-in for the OpenAI, Gemini and Anthropic REST APIs, for tests, benchmarks and dry runs.
 
-It serves `POST /v1/chat/completions` (OpenAI) and the Gemini `models/{m}:generateContent`,
-`models/{m}:countTokens` and `cachedContents` endpoints on 127.0.0.1, so the real `openai` and
-`google-genai` clients run unchanged against it, and `GET /loft-fixture` so a build can tell it
-is answered by the fixture (its responses then go to their own store). Latency and faults are injectable: a queue of
-faults consumed by generation requests in arrival order, or a rule that picks a fault from the
-prompt text (deterministic under concurrency). Faults: rate_limit (429 with Retry-After),
-server_error (500), bad_request (400), timeout (answers after `timeout_sleep_s`), malformed (200 with a broken
-body), html (200 with an HTML page), wrong_types (200 with JSON of the wrong shape),
-retry_after_long (429 asking to wait an hour), blocked (safety block / content filter), empty
-(no candidates / empty content), truncated_empty (cut at the output limit before any text).
+It serves `POST /v1/chat/completions` (OpenAI), the Gemini `models/{m}:generateContent`,
+`:streamGenerateContent`, `:countTokens` and `cachedContents` endpoints, Anthropic's
+`POST /v1/messages` (with prompt caching: cache_creation / cache_read usage), each streamed
+(SSE) when asked, and the three batch APIs (fixture_batches.py) on 127.0.0.1, so the real
+`openai`, `google-genai` and `anthropic` clients run unchanged against it; `GET /loft-fixture`
+lets a build tell it is answered by the fixture (its responses then go to their own store) and
+`POST /loft-fixture/batches` ({"expire": true} to expire) ends the batches in progress.
+Latency and faults are injectable: a queue of faults consumed by generation requests in
+arrival order, or a rule that picks a fault from the prompt text (deterministic under
+concurrency). Faults: rate_limit (429 with Retry-After), server_error (500), bad_request (400),
+timeout (answers after `timeout_sleep_s`), malformed (200 with a broken body), html (200 with
+an HTML page), wrong_types (200 with JSON of the wrong shape), retry_after_long (429 asking to
+wait an hour), blocked (safety block / content filter / refusal), empty (no candidates / empty
+content), truncated_empty (cut at the output limit before any text).
 Tokens are counted as whitespace-separated words. OpenAI-style automatic prefix caching is
 simulated: a prompt sharing >= 1024 leading words with an earlier one reports the shared
 words, rounded down to 128, as cached_tokens.
@@ -30,6 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from loft_warehouse.inference import fixture_batches
+from loft_warehouse.inference.fixture_batches import FixtureBatch
 
 IDENTITY_PATH = "/loft-fixture"
 IDENTITY = {"server": "loft-fixture"}
@@ -75,6 +82,11 @@ class FixtureState:
     caches: dict[str, str] = field(default_factory=dict)
     deleted_caches: list[str] = field(default_factory=list)
     seen_blocks: set[bytes] = field(default_factory=set)
+    anthropic_cache: set[str] = field(default_factory=set)
+    files: dict[str, bytes] = field(default_factory=dict)
+    batches: dict[str, FixtureBatch] = field(default_factory=dict)
+    batch_create_delay_s: float = 0.0
+    batch_outcome: Callable[[str], str | None] | None = None
     in_flight: int = 0
     max_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -93,6 +105,18 @@ class FixtureState:
             self.seen_blocks.update(digests)
         return cached
 
+    def complete_batches(self) -> int:
+        """End every batch in progress with its results (see fixture_batches)."""
+        return fixture_batches.finish(self)
+
+    def expire_batches(self) -> int:
+        """End every batch in progress with every request expired."""
+        return fixture_batches.finish(self, expire=True)
+
+    def batch_creates(self) -> list[Recorded]:
+        """Batch submissions received, in arrival order (all three APIs)."""
+        return [r for r in self.requests if r.api.endswith("_batch_create")]
+
     def next_fault(self, prompt: str) -> str | None:
         with self.lock:
             if self.faults:
@@ -101,7 +125,7 @@ class FixtureState:
 
     def generation_requests(self, api: str | None = None) -> list[Recorded]:
         """Generation calls received (optionally of one API), in arrival order."""
-        kinds = {"openai_chat", "gemini_generate"}
+        kinds = {"openai_chat", "gemini_generate", "anthropic_messages"}
         return [r for r in self.requests if r.api in kinds and (api is None or r.api.startswith(api))]
 
 
@@ -113,6 +137,199 @@ def _gemini_text(contents: list[dict[str, Any]] | None) -> str:
     return "".join(str(part.get("text") or "") for content in contents or [] for part in content.get("parts", []))
 
 
+def _anthropic_prompt(body: dict[str, Any]) -> str:
+    return "".join(_anthropic_blocks_text(m.get("content")) for m in body.get("messages", []))
+
+
+def _anthropic_blocks_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(str(block.get("text") or "") for block in content or [])
+
+
+def openai_reply(state: FixtureState, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
+    """A chat completion for a request body (streamed replies are cut from it)."""
+    prompt = _openai_prompt(body)
+    cached = state.cached_words(prompt)
+    if fault == "blocked":
+        content, finish = None, "content_filter"
+    elif fault == "empty":
+        content, finish = "", "stop"
+    elif fault == "truncated_empty":
+        content, finish = None, "length"
+    else:
+        content, finish = state.answer(prompt), "stop"
+    prompt_tokens = count_words(prompt)
+    output_tokens = count_words(content or "")
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fixture"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": output_tokens,
+            "total_tokens": prompt_tokens + output_tokens,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        },
+    }
+
+
+def gemini_reply(
+    state: FixtureState, model: str, body: dict[str, Any], cached_text: str, fault: str | None
+) -> dict[str, Any]:
+    """A GenerateContentResponse for a request body (with the text of the cache it names)."""
+    prompt = cached_text + _gemini_text(body.get("contents"))
+    prompt_tokens = count_words(prompt)
+    usage: dict[str, Any] = {"promptTokenCount": prompt_tokens}
+    if cached_text:
+        usage["cachedContentTokenCount"] = count_words(cached_text)
+    if fault == "blocked":
+        return {
+            "promptFeedback": {"blockReason": "SAFETY"},
+            "usageMetadata": {**usage, "totalTokenCount": prompt_tokens},
+        }
+    if fault == "empty":
+        return {"candidates": [], "usageMetadata": {**usage, "totalTokenCount": prompt_tokens}}
+    if fault == "truncated_empty":
+        return {
+            "candidates": [{"content": {"role": "model"}, "finishReason": "MAX_TOKENS", "index": 0}],
+            "usageMetadata": {**usage, "candidatesTokenCount": 0, "totalTokenCount": prompt_tokens},
+        }
+    text = state.answer(prompt)
+    output = count_words(text)
+    return {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {**usage, "candidatesTokenCount": output, "totalTokenCount": prompt_tokens + output},
+        "modelVersion": model,
+    }
+
+
+def anthropic_reply(state: FixtureState, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
+    """A Messages API message; prompt caching simulated: the text up to a block marked
+    cache_control is written to the cache the first time and read every later time."""
+    cached_prefix = ""
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, list):
+            running = ""
+            for block in content:
+                running += str(block.get("text") or "")
+                if block.get("cache_control"):
+                    cached_prefix = cached_prefix or running
+        if cached_prefix:
+            break
+    prompt = _anthropic_prompt(body)
+    written = read = 0
+    if cached_prefix:
+        digest = hashlib.sha256(cached_prefix.encode("utf-8")).hexdigest()
+        with state.lock:
+            seen = digest in state.anthropic_cache
+            state.anthropic_cache.add(digest)
+        if seen:
+            read = count_words(cached_prefix)
+        else:
+            written = count_words(cached_prefix)
+    if fault == "blocked":
+        text, stop = "", "refusal"
+    elif fault == "truncated_empty":
+        text, stop = "", "max_tokens"
+    elif fault == "empty":
+        text, stop = "", "end_turn"
+    else:
+        text, stop = state.answer(prompt), "end_turn"
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:16]}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "fixture"),
+        "content": [{"type": "text", "text": text}] if text else [],
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": count_words(prompt) - written - read,
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read,
+            "output_tokens": count_words(text),
+        },
+    }
+
+
+def _halves(text: str) -> list[str]:
+    """A text in two streamed pieces (one when it is shorter than two characters)."""
+    middle = len(text) // 2
+    return [piece for piece in (text[:middle], text[middle:]) if piece]
+
+
+def _sse(events: list[tuple[str | None, Any]]) -> bytes:
+    lines = []
+    for name, data in events:
+        payload = data if isinstance(data, str) else json.dumps(data)
+        lines.append((f"event: {name}\n" if name else "") + f"data: {payload}\n\n")
+    return "".join(lines).encode("utf-8")
+
+
+def sse_openai(reply: dict[str, Any]) -> bytes:
+    """A chat completion as the chunks of a stream with include_usage."""
+    choice = reply["choices"][0]
+    base = {k: reply[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    events: list[tuple[str | None, Any]] = [
+        (
+            None,
+            {
+                **base,
+                "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}],
+            },
+        )
+        for piece in _halves(choice["message"]["content"] or "")
+    ]
+    events.append((None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]}))
+    events.append((None, {**base, "choices": [], "usage": reply["usage"]}))
+    events.append((None, "[DONE]"))
+    return _sse(events)
+
+
+def sse_gemini(reply: dict[str, Any]) -> bytes:
+    """A GenerateContentResponse as streamed chunks: the text in two, usage and finish last."""
+    candidates = reply.get("candidates")
+    if not candidates or not candidates[0].get("content", {}).get("parts"):
+        return _sse([(None, reply)])
+    candidate = candidates[0]
+    pieces = _halves(candidate["content"]["parts"][0]["text"]) or [""]
+    events: list[tuple[str | None, Any]] = []
+    for index, piece in enumerate(pieces):
+        chunk: dict[str, Any] = {"candidates": [{"content": {"role": "model", "parts": [{"text": piece}]}, "index": 0}]}
+        if index == len(pieces) - 1:
+            chunk["candidates"][0]["finishReason"] = candidate["finishReason"]
+            chunk["usageMetadata"] = reply["usageMetadata"]
+            chunk["modelVersion"] = reply.get("modelVersion")
+        events.append((None, chunk))
+    return _sse(events)
+
+
+def sse_anthropic(reply: dict[str, Any]) -> bytes:
+    """A message as the Messages streaming events."""
+    usage = reply["usage"]
+    start = {**reply, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start", "message": start})]
+    text = reply["content"][0]["text"] if reply["content"] else ""
+    if text:
+        events.append(("content_block_start", {"type": "content_block_start", "index": 0,
+                                               "content_block": {"type": "text", "text": ""}}))  # fmt: skip
+        for piece in _halves(text):
+            delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
+            events.append(("content_block_delta", delta))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
+    events.append((
+        "message_delta",
+        {"type": "message_delta", "delta": {"stop_reason": reply["stop_reason"], "stop_sequence": None},
+         "usage": {"output_tokens": usage["output_tokens"]}},
+    ))  # fmt: skip
+    events.append(("message_stop", {"type": "message_stop"}))
+    return _sse(events)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
@@ -121,11 +338,27 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         return
 
-    def _body(self) -> dict[str, Any] | None:
+    def _raw(self) -> bytes:
         length = int(self.headers.get("Content-Length") or 0)
-        if not length:
-            return None
-        return json.loads(self.rfile.read(length) or b"null")
+        return self.rfile.read(length) if length else b""
+
+    def _body(self) -> dict[str, Any] | None:
+        raw = self._raw()
+        return json.loads(raw) if raw else None
+
+    def _not_found(self, path: str) -> None:
+        self._send(404, {"error": {"code": 404, "message": f"no route {path}", "status": "NOT_FOUND"}})
+
+    def _batch(self, batch_id: str) -> FixtureBatch | None:
+        state = self.server.state
+        with state.lock:
+            batch = state.batches.get(batch_id)
+            if batch is not None:
+                batch.polls += 1
+        return batch
+
+    def _base_url(self) -> str:
+        return f"http://{self.headers.get('Host') or '127.0.0.1'}"
 
     def _send(
         self, status: int, payload: Any, headers: dict[str, str] | None = None, content_type: str = "application/json"
@@ -200,18 +433,77 @@ class _Handler(BaseHTTPRequestHandler):
         return False
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
-        if self.path.split("?", 1)[0] == IDENTITY_PATH:
+        path = self.path.split("?", 1)[0]
+        state = self.server.state
+        if path == IDENTITY_PATH:
             self._send(200, IDENTITY)
+            return
+        self._record("batch_get", None)
+        with state.lock:
+            batches = list(state.batches.values())
+        gemini = "x-goog-api-key" in self.headers or "x-goog-api-client" in self.headers
+        if path == "/v1/batches" and not gemini:
+            data = [fixture_batches.openai_batch(state, b) for b in batches if b.api == "openai"][::-1]
+            self._send(200, {"object": "list", "data": data, "has_more": False})
+        elif path.startswith("/v1/batches/") and (batch := self._batch(path.rsplit("/", 1)[1])):
+            self._send(200, fixture_batches.openai_batch(state, batch))
+        elif path.startswith("/v1/files/") and path.endswith("/content"):
+            with state.lock:
+                content = state.files.get(path.split("/")[3])
+            if content is None:
+                self._not_found(path)
+            else:
+                self._send(200, content, content_type="application/octet-stream")
+        elif path == "/v1/messages/batches":
+            data = [fixture_batches.anthropic_batch(b, self._base_url()) for b in batches if b.api == "anthropic"]
+            self._send(200, {"data": data[::-1], "has_more": False, "first_id": None, "last_id": None})
+        elif path.startswith("/v1/messages/batches/") and path.endswith("/results"):
+            batch = self._batch(path.split("/")[4])
+            if batch is None or batch.state == "in_progress":
+                self._not_found(path)
+            else:
+                self._send(200, fixture_batches.anthropic_results(batch), content_type="application/x-jsonl")
+        elif path.startswith("/v1/messages/batches/") and (batch := self._batch(path.rsplit("/", 1)[1])):
+            self._send(200, fixture_batches.anthropic_batch(batch, self._base_url()))
+        elif path.endswith("/batches"):
+            operations = [fixture_batches.gemini_operation(b) for b in batches if b.api == "gemini"]
+            self._send(200, {"operations": operations[::-1]})
+        elif "/batches/" in path and (batch := self._batch("batches/" + path.rsplit("/", 1)[1])):
+            self._send(200, fixture_batches.gemini_operation(batch))
         else:
-            self._send(404, {"error": {"code": 404, "message": f"no route {self.path}", "status": "NOT_FOUND"}})
+            self._not_found(path)
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
-        body = self._body() or {}
         path = self.path.split("?", 1)[0]
-        if path.endswith("/chat/completions"):
+        state = self.server.state
+        if path == "/v1/files":
+            raw = self._raw()
+            self._record("openai_file_upload", None)
+            self._send(200, fixture_batches.openai_upload(state, self.headers.get("Content-Type") or "", raw))
+            return
+        body = self._body() or {}
+        if path == IDENTITY_PATH + "/batches":
+            ended = state.expire_batches() if body.get("expire") else state.complete_batches()
+            self._send(200, {"ended": ended})
+        elif path == "/v1/batches":
+            self._record("openai_batch_create", body)
+            self._send(200, fixture_batches.openai_create(state, body))
+        elif path == "/v1/messages/batches":
+            self._record("anthropic_batch_create", body)
+            batch = fixture_batches.anthropic_create(state, body)
+            self._send(200, fixture_batches.anthropic_batch(batch, self._base_url()))
+        elif path.endswith(":batchGenerateContent"):
+            self._record("gemini_batch_create", body)
+            model = path.rsplit("/", 1)[-1].split(":")[0]
+            self._send(200, fixture_batches.gemini_operation(fixture_batches.gemini_create(state, model, body)))
+        elif path.endswith("/chat/completions"):
             self._openai_chat(body)
         elif path.endswith(":generateContent"):
             self._gemini_generate(path, body)
+        elif path.endswith(":streamGenerateContent"):
+            self._gemini_generate(path, body, stream=True)
+        elif path.endswith("/v1/messages"):
+            self._anthropic_messages(body)
         elif path.endswith(":countTokens"):
             self._record("gemini_count", body)
             words = count_words(_gemini_text(body.get("contents")))
@@ -244,57 +536,21 @@ class _Handler(BaseHTTPRequestHandler):
         self._wait(state.latency_s)
         if self._fault_response(fault or "", "openai"):
             return
-        cached = state.cached_words(prompt)
-        if fault == "blocked":
-            content, finish = None, "content_filter"
-        elif fault == "empty":
-            content, finish = "", "stop"
-        elif fault == "truncated_empty":
-            content, finish = None, "length"
+        reply = openai_reply(state, body, fault)
+        if body.get("stream"):
+            self._send(200, sse_openai(reply), content_type="text/event-stream")
         else:
-            content, finish = state.answer(prompt), "stop"
-        prompt_tokens = count_words(prompt)
-        output_tokens = count_words(content or "")
-        self._send(
-            200,
-            {
-                "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body.get("model", "fixture"),
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": finish,
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": output_tokens,
-                    "total_tokens": prompt_tokens + output_tokens,
-                    "prompt_tokens_details": {"cached_tokens": cached},
-                },
-            },
-        )
+            self._send(200, reply)
 
-    def _gemini_generate(self, path: str, body: dict[str, Any]) -> None:
+    def _gemini_generate(self, path: str, body: dict[str, Any], stream: bool = False) -> None:
         state = self.server.state
         cache_name = body.get("cachedContent")
         with state.lock:
             cached_text = state.caches.get(cache_name, "") if cache_name else ""
         if cache_name and not cached_text:
             self._record("gemini_generate", body, "unknown_cache")
-            self._send(
-                400,
-                {
-                    "error": {
-                        "code": 400,
-                        "message": f"no cache {cache_name}",
-                        "status": "INVALID_ARGUMENT",
-                    }
-                },
-            )
+            error = {"code": 400, "message": f"no cache {cache_name}", "status": "INVALID_ARGUMENT"}
+            self._send(400, {"error": error})
             return
         prompt = cached_text + _gemini_text(body.get("contents"))
         fault = state.next_fault(prompt)
@@ -302,44 +558,26 @@ class _Handler(BaseHTTPRequestHandler):
         self._wait(state.latency_s)
         if self._fault_response(fault or "", "gemini"):
             return
-        prompt_tokens = count_words(prompt)
-        usage: dict[str, Any] = {"promptTokenCount": prompt_tokens}
-        if cached_text:
-            usage["cachedContentTokenCount"] = count_words(cached_text)
-        if fault == "blocked":
-            payload: dict[str, Any] = {
-                "promptFeedback": {"blockReason": "SAFETY"},
-                "usageMetadata": {**usage, "totalTokenCount": prompt_tokens},
-            }
-        elif fault == "empty":
-            payload = {
-                "candidates": [],
-                "usageMetadata": {**usage, "totalTokenCount": prompt_tokens},
-            }
-        elif fault == "truncated_empty":
-            payload = {
-                "candidates": [{"content": {"role": "model"}, "finishReason": "MAX_TOKENS", "index": 0}],
-                "usageMetadata": {**usage, "candidatesTokenCount": 0, "totalTokenCount": prompt_tokens},
-            }
+        model = path.rsplit("/", 1)[-1].split(":")[0]
+        reply = gemini_reply(state, model, body, cached_text, fault)
+        if stream:
+            self._send(200, sse_gemini(reply), content_type="text/event-stream")
         else:
-            text = state.answer(prompt)
-            output = count_words(text)
-            payload = {
-                "candidates": [
-                    {
-                        "content": {"role": "model", "parts": [{"text": text}]},
-                        "finishReason": "STOP",
-                        "index": 0,
-                    }
-                ],
-                "usageMetadata": {
-                    **usage,
-                    "candidatesTokenCount": output,
-                    "totalTokenCount": prompt_tokens + output,
-                },
-                "modelVersion": path.rsplit("/", 1)[-1].split(":")[0],
-            }
-        self._send(200, payload)
+            self._send(200, reply)
+
+    def _anthropic_messages(self, body: dict[str, Any]) -> None:
+        state = self.server.state
+        prompt = _anthropic_prompt(body)
+        fault = state.next_fault(prompt)
+        self._record("anthropic_messages", body, fault)
+        self._wait(state.latency_s)
+        if self._fault_response(fault or "", "anthropic"):
+            return
+        reply = anthropic_reply(state, body, fault)
+        if body.get("stream"):
+            self._send(200, sse_anthropic(reply), content_type="text/event-stream")
+        else:
+            self._send(200, reply)
 
     def _gemini_create_cache(self, body: dict[str, Any]) -> None:
         self._record("gemini_cache_create", body)

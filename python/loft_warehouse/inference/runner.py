@@ -24,6 +24,7 @@ import polars as pl
 from loft_warehouse import interrupts
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost
+from loft_warehouse.inference.batch_run import BatchWork
 from loft_warehouse.inference.flow import (
     Limiter,
     Progress,
@@ -61,13 +62,16 @@ RESPONSE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "error": pl.String,
     "cost_usd": pl.Float64,
     "created_at": pl.String,
+    "cache_write_tokens": pl.Int64,
+    "ttft_s": pl.Float64,
+    "batch_id": pl.String,
 }
 PROMPT_COLUMNS = (
     *PROMPT_KEY_SCHEMA, "prefix_id", "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total",
 )  # fmt: skip
 OUTCOME_COLUMNS = (
     "request_key", "status", "raw_text", "finish_reason", "input_tokens", "cached_tokens", "output_tokens",
-    "latency_s", "attempts", "error", "cost_usd", "created_at",
+    "latency_s", "attempts", "error", "cost_usd", "created_at", "cache_write_tokens", "ttft_s", "batch_id",
 )  # fmt: skip
 # How often a build waiting on another build's lease looks for the response.
 LEASE_POLL_S = 0.5
@@ -159,6 +163,10 @@ def make_provider(system: System, inputs: RunInputs) -> Provider:
         from loft_warehouse.inference.providers.gemini import GeminiProvider
 
         return GeminiProvider(system)
+    if system.provider == "anthropic":
+        from loft_warehouse.inference.providers.anthropic_messages import AnthropicProvider
+
+        return AnthropicProvider(system)
     if system.provider == "bm25":
         from loft_warehouse.inference.providers.bm25 import BM25Provider
 
@@ -170,6 +178,30 @@ def make_provider(system: System, inputs: RunInputs) -> Provider:
 
         return LocalProvider(system)
     raise ConfigurationError(f"system {system.name}: unknown provider {system.provider!r}")
+
+
+def completed(response: StoredResponse, completion: Completion, prices: Prices, batch: bool) -> StoredResponse:
+    """A response row filled from a returned completion, priced (at the batch price for a
+    batch result)."""
+    return replace(
+        response,
+        status=completion.status,
+        raw_text=completion.raw_text,
+        finish_reason=completion.finish_reason,
+        input_tokens=completion.input_tokens,
+        cached_tokens=completion.cached_tokens,
+        output_tokens=completion.output_tokens,
+        cache_write_tokens=completion.cache_write_tokens,
+        ttft_s=completion.ttft_s,
+        cost_usd=cost.actual_cost(
+            prices,
+            completion.input_tokens,
+            completion.cached_tokens,
+            completion.output_tokens,
+            completion.cache_write_tokens,
+            batch=batch,
+        ),
+    )
 
 
 def _row_response(row: dict[str, Any], system: System, status: str, key: str | None = None) -> StoredResponse:
@@ -224,6 +256,8 @@ class SystemRun:
         self.inflight_lock = threading.Lock()
         self.sent_this_run: set[str] = set()
         self.waiting_on_others = False
+        self.in_batches: dict[str, str] = {}
+        self.n_in_batches = 0
         self.provider: Provider | None = None
         self.limiter = Limiter(system.requests_per_minute, system.tokens_per_minute)
         self.policy = RetryPolicy(
@@ -267,6 +301,9 @@ class SystemRun:
                 if index:
                     key = self.turn_request(row, answers).key
                     self.known.update(self.store.final([key], self.retry_errors))
+                if key in self.in_batches:
+                    self.n_in_batches += len(conversation.rows) - index
+                    break
                 if key not in self.known:
                     missing.extend(conversation.rows[index:])
                     break
@@ -289,21 +326,9 @@ class SystemRun:
         response = _row_response(request.row, self.system, "error", request.key)
         try:
             completion, attempts = call_with_retries(attempt, self.policy)
-            input_tokens, cached, output = (
-                completion.input_tokens,
-                completion.cached_tokens,
-                completion.output_tokens,
-            )
             response = replace(
-                response,
-                status=completion.status,
-                raw_text=completion.raw_text,
-                finish_reason=completion.finish_reason,
-                input_tokens=input_tokens,
-                cached_tokens=cached,
-                output_tokens=output,
+                completed(response, completion, self.prices, batch=False),
                 attempts=attempts,
-                cost_usd=cost.actual_cost(self.prices, input_tokens, cached, output),
             )
         except (RetryableError, PermanentError) as exc:
             # A call cut off by Ctrl-C (its client closed) is not the request's outcome.
@@ -500,7 +525,7 @@ def run(
     """
     prompts = _with_defaults(inputs.prompts)
     out: list[Outcome] = []
-    planned: list[tuple[SystemRun, list[Conversation], int]] = []
+    planned: list[tuple[SystemRun, list[Conversation], int, BatchWork | None]] = []
     to_spend = 0.0
     unknown_cost = False
     for chosen in systems:
@@ -533,18 +558,33 @@ def run(
                 system, inputs, store, prices, parse, emit, window, split.recheck, chosen.name, retry_errors
             )
             convs = conversations(rows)
+            batches = None
+            if system.mode == "batch":
+                batches = BatchWork(work, emit)
+                work.in_batches = batches.collect()
             pending = work.pending(convs)
+            batch = system.mode == "batch"
             for row in pending:
-                spend = cost.actual_cost(prices, int(row["n_tokens_total"] or 0), 0, system.expected_output_tokens)
+                tokens = int(row["n_tokens_total"] or 0)
+                spend = cost.actual_cost(prices, tokens, 0, system.expected_output_tokens, batch=batch)
                 unknown_cost |= spend is None
                 to_spend += spend or 0.0
             label = system.name if system is chosen else f"{system.name} for {chosen.name}"
-            emit(f"{label}: {rows.height} prompt(s), {rows.height - len(pending)} stored, {len(pending)} to send")
-            planned.append((work, convs, len(pending)))
+            waiting = f", {len(work.in_batches)} waiting in batches" if batch else ""
+            verb = "to submit in batches" if batch else "to send"
+            emit(
+                f"{label}: {rows.height} prompt(s), {rows.height - len(pending)} stored{waiting}, {len(pending)} {verb}"
+            )
+            planned.append((work, convs, len(pending), batches))
     planned_usd = None if unknown_cost or later_stages_usd is None else to_spend + later_stages_usd
-    cost.check_limit(planned_usd, max_cost_usd, "inference run")
-    for work, convs, n_pending in planned:
-        out.extend(work.execute(convs, n_pending))
+    try:
+        cost.check_limit(planned_usd, max_cost_usd, "inference run")
+        for work, convs, n_pending, batches in planned:
+            out.extend(work.execute(convs, n_pending) if batches is None else batches.walk(convs, work.in_batches))
+    finally:
+        for plan in planned:
+            if plan[3] is not None:
+                plan[3].close()
     return responses_frame(out)
 
 

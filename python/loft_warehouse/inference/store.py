@@ -5,6 +5,10 @@ in WAL mode with synchronous=FULL, so a response is on disk before the caller do
 else with it and a SIGKILL loses nothing that returned. Rows are keyed by the request key
 (system, prompt messages, generation settings); a rerun looks keys up and calls only the rest.
 
+Batches (mode: batch) are stored in `batches` and `batch_requests` before they are submitted,
+and get the provider's batch id as soon as it is known; their results become responses rows
+like any other.
+
 One store, one payer: before a paid request is sent, its key is claimed in `leases` (owner,
 expiry, renewed while the owner lives). Another build sharing the store waits for that key's
 response instead of sending it too; a lease whose owner died (same host, pid gone) or that
@@ -30,6 +34,8 @@ from loft_warehouse.settings import PROJECT_ROOT
 DEFAULT_STORE = PROJECT_ROOT / ".response_store" / "responses.sqlite"
 FIXTURE_STORE = PROJECT_ROOT / ".response_store" / "fixture.sqlite"
 STATUSES = ("ok", "blocked", "error", "skipped_no_credentials", "skipped_too_long")
+# A request in a provider batch that has not ended: a row of the `responses` table, never stored.
+BATCH_PENDING = "batch_pending"
 # Outcomes that are final: a rerun never repeats them. Errors are stored too but retried, except
 # a request the server refused (status error, finish_reason REJECTED) unless retry_errors is set.
 FINAL_STATUSES = ("ok", "blocked")
@@ -37,6 +43,27 @@ REJECTED = "rejected"
 LEASE_TTL_S = 120.0
 LEASE_RENEW_S = 30.0
 HOST = socket.gethostname()
+BATCH_COLUMNS = {
+    "batch_id": "TEXT PRIMARY KEY",
+    "system": "TEXT NOT NULL",
+    "provider": "TEXT NOT NULL",
+    "provider_batch_id": "TEXT",
+    "state": "TEXT NOT NULL",
+    "provider_state": "TEXT",
+    "n_requests": "INTEGER NOT NULL",
+    "n_succeeded": "INTEGER",
+    "n_errored": "INTEGER",
+    "n_expired": "INTEGER",
+    "n_canceled": "INTEGER",
+    "cost_usd": "REAL",
+    "submitted_at": "REAL NOT NULL",
+    "updated_at": "TEXT",
+    "error": "TEXT",
+}
+# A batch's own states: submitting (stored, the provider's id not yet known), submitted (in the
+# provider's hands), collected (results stored), failed (the provider refused or lost the whole
+# batch: its requests are errors), abandoned (never reached the provider).
+OPEN_BATCH_STATES = ("submitting", "submitted")
 
 
 @dataclass
@@ -64,6 +91,9 @@ class StoredResponse:
     error: str | None = None
     cost_usd: float | None = None
     created_at: str = ""
+    cache_write_tokens: int | None = None
+    ttft_s: float | None = None
+    batch_id: str | None = None
 
 
 COLUMNS = tuple(f.name for f in fields(StoredResponse))
@@ -75,7 +105,11 @@ _COLUMN_TYPES = {
     "attempts": "INTEGER",
     "latency_s": "REAL",
     "cost_usd": "REAL",
+    "cache_write_tokens": "INTEGER",
+    "ttft_s": "REAL",
 }
+# Columns added after the first release, in order: a store that ends before them gains them.
+ADDED_COLUMNS = ("cache_write_tokens", "ttft_s", "batch_id")
 
 
 _UPSERT = (
@@ -140,6 +174,10 @@ class ResponseStore:
         self._closing = threading.Event()
         self._heartbeat: threading.Thread | None = None
         found = tuple(row[1] for row in self._con.execute("PRAGMA table_info(responses)"))
+        if found != COLUMNS and COLUMNS[: len(found)] == found and set(COLUMNS[len(found) :]) <= set(ADDED_COLUMNS):
+            for name in COLUMNS[len(found) :]:
+                self._con.execute(f"ALTER TABLE responses ADD COLUMN {name} {_COLUMN_TYPES.get(name, 'TEXT')}")
+            found = COLUMNS
         if found != COLUMNS:
             self._con.close()
             raise ConfigurationError(
@@ -149,6 +187,13 @@ class ResponseStore:
         self._con.execute(
             "CREATE TABLE IF NOT EXISTS leases "
             "(request_key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL)"
+        )
+        self._con.execute(
+            f"CREATE TABLE IF NOT EXISTS batches ({', '.join(f'{c} {t}' for c, t in BATCH_COLUMNS.items())})"
+        )
+        self._con.execute(
+            "CREATE TABLE IF NOT EXISTS batch_requests (batch_id TEXT NOT NULL, request_key TEXT NOT NULL, "
+            "row_json TEXT NOT NULL, PRIMARY KEY (batch_id, request_key))"
         )
 
     def close(self) -> None:
@@ -281,6 +326,61 @@ class ResponseStore:
         with self._lock:
             values = self._con.execute(f"SELECT {', '.join(COLUMNS)} FROM responses").fetchall()
         return (StoredResponse(*v) for v in values)
+
+    def record_batch(self, batch_id: str, system: str, provider: str, entries: list[tuple[str, str]]) -> None:
+        """Store a batch about to be submitted (state 'submitting') with its (request_key,
+        prompt row JSON) entries, in one commit: from here on a rerun never submits them again."""
+        with self._lock:
+            self._con.execute("BEGIN IMMEDIATE")
+            try:
+                self._con.execute(
+                    "INSERT INTO batches (batch_id, system, provider, state, n_requests, submitted_at, updated_at) "
+                    "VALUES (?, ?, ?, 'submitting', ?, ?, ?)",
+                    [batch_id, system, provider, len(entries), time.time(), now_utc()],
+                )
+                self._con.executemany(
+                    "INSERT INTO batch_requests VALUES (?, ?, ?)", [(batch_id, key, row) for key, row in entries]
+                )
+                self._con.execute("COMMIT")
+            except BaseException:
+                if self._con.in_transaction:
+                    self._con.execute("ROLLBACK")
+                raise
+
+    def update_batch(self, batch_id: str, **values: object) -> None:
+        """Set some of a batch's columns (state, provider_batch_id, counts, cost, error)."""
+        unknown = set(values) - set(BATCH_COLUMNS)
+        if unknown:
+            raise ValueError(f"unknown batch column(s) {sorted(unknown)}")
+        assignments = ", ".join(f"{name} = ?" for name in [*values, "updated_at"])
+        with self._lock:
+            self._con.execute(
+                f"UPDATE batches SET {assignments} WHERE batch_id = ?", [*values.values(), now_utc(), batch_id]
+            )
+
+    def batches(self, system: str | None = None, open_only: bool = False) -> list[dict[str, object]]:
+        """Batches as stored, oldest first (open: not yet collected, failed or abandoned)."""
+        where, params = [], []
+        if system is not None:
+            where.append("system = ?")
+            params.append(system)
+        if open_only:
+            where.append(f"state IN ({', '.join(repr(s) for s in OPEN_BATCH_STATES)})")
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        with self._lock:
+            rows = self._con.execute(
+                f"SELECT {', '.join(BATCH_COLUMNS)} FROM batches{clause} ORDER BY submitted_at, batch_id", params
+            ).fetchall()
+        return [dict(zip(BATCH_COLUMNS, row, strict=True)) for row in rows]
+
+    def batch_entries(self, batch_id: str) -> list[tuple[str, str]]:
+        """(request_key, prompt row JSON) of a batch, in submission order."""
+        with self._lock:
+            return list(
+                self._con.execute(
+                    "SELECT request_key, row_json FROM batch_requests WHERE batch_id = ? ORDER BY rowid", [batch_id]
+                )
+            )
 
     def count(self) -> int:
         """Number of stored rows."""

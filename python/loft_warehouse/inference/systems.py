@@ -20,19 +20,27 @@ from loft_warehouse.model_tokens import PROVIDER_TOKENIZERS, parse_spec
 from loft_warehouse.settings import PROJECT_ROOT
 
 DEFAULT_SYSTEMS_FILE = Path(__file__).with_name("systems.yaml")
-PROVIDERS = ("gemini", "openai", "openai_compatible", "local", "bm25")
+PROVIDERS = ("gemini", "openai", "openai_compatible", "anthropic", "local", "bm25")
 # The tokenizer a provider counts in when a system names none (its own, see window.py).
 DEFAULT_TOKENIZERS = {"local": "gguf", "gemini": "gemini"}
-API_PROVIDERS = ("gemini", "openai", "openai_compatible")
+API_PROVIDERS = ("gemini", "openai", "openai_compatible", "anthropic")
+# Providers with a batch API (mode: batch): half price, results within a day.
+BATCH_PROVIDERS = ("openai", "gemini", "anthropic")
+MODES = ("stream", "batch")
 
 
 @dataclass(frozen=True)
 class Prices:
-    """USD per million tokens; None means unknown (cost reported as null)."""
+    """USD per million tokens; None means unknown (cost reported as null).
+
+    cache_write is the price of a prompt token written to a cache (Anthropic: 1.25x input for
+    the 5-minute cache); batch_ratio the factor a provider's batch API charges on every price."""
 
     input: float | None = None
     cached_input: float | None = None
     output: float | None = None
+    cache_write: float | None = None
+    batch_ratio: float | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,8 @@ class System:
     variants: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
     default: bool = True
+    stream: bool = True
+    mode: str = "stream"
 
     @property
     def max_output_tokens(self) -> int:
@@ -151,12 +161,19 @@ def _system(entry: dict[str, Any], defaults: dict[str, Any], path: Path, index: 
             f"{where} ({entry['name']}): provider {merged.get('provider')!r} is not one of {PROVIDERS}"
         )
     prices = merged.pop("prices", None) or {}
-    unknown_prices = set(prices) - {"input", "cached_input", "output"}
+    unknown_prices = set(prices) - {"input", "cached_input", "output", "cache_write", "batch_ratio"}
     if unknown_prices:
         raise ConfigurationError(f"{where} ({entry['name']}): unknown price field(s) {sorted(unknown_prices)}")
     for key in ("sizes", "tasks", "datasets", "variants"):
         merged[key] = tuple(str(v) for v in merged.get(key) or ())
     merged.setdefault("model", merged["name"])
+    if merged.get("mode", "stream") not in MODES:
+        raise ConfigurationError(f"{where} ({entry['name']}): mode {merged['mode']!r} is not one of {MODES}")
+    if merged.get("mode") == "batch" and merged["provider"] not in BATCH_PROVIDERS:
+        raise ConfigurationError(
+            f"{where} ({entry['name']}): mode batch needs a provider with a batch API {BATCH_PROVIDERS}, "
+            f"not {merged['provider']}"
+        )
     merged["tokenizer"] = _tokenizer(merged, f"{where} ({entry['name']}) tokenizer")
     try:
         return System(prices=Prices(**prices), **merged)

@@ -9,6 +9,7 @@ API keys are never settings: providers read them from the environment when they 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +23,14 @@ from loft_warehouse.inference import cost, runner
 from loft_warehouse.inference.fixture_server import is_fixture
 from loft_warehouse.inference.flow import emit_stderr
 from loft_warehouse.inference.store import FIXTURE_STORE, ResponseStore, store_path
-from loft_warehouse.inference.systems import System, load_systems, parse_selection, select, systems_file
+from loft_warehouse.inference.systems import (
+    BATCH_PROVIDERS,
+    System,
+    load_systems,
+    parse_selection,
+    select,
+    systems_file,
+)
 
 PROMPT_COLUMNS = (
     "prompt_id", "task", "dataset", "corpus_id", "variant", "method", "stage", "split", "qid", "turn", "call_index",
@@ -30,8 +38,8 @@ PROMPT_COLUMNS = (
     "prefix_text",
 )  # fmt: skip
 ESTIMATE_COLUMNS = (
-    "prompt_id", "task", "dataset", "variant", "method", "stage", "qid", "turn", "call_index", "prefix_id", "head",
-    "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total", "n_documents",
+    "prompt_id", "task", "dataset", "variant", "method", "stage", "split", "qid", "turn", "call_index", "prefix_id",
+    "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total", "n_documents",
 )  # fmt: skip
 
 
@@ -76,9 +84,22 @@ def _has_steps(prompt_rows: pl.DataFrame) -> bool:
     return any(method(name).stage(stage).executor == "bm25" for name, stage in pairs)
 
 
-def configured_systems(systems_file_setting: str | None) -> dict[str, System]:
-    """All systems of the configured systems file."""
-    return load_systems(systems_file(systems_file_setting))
+def configured_systems(systems_file_setting: str | None, batch: Any = None) -> dict[str, System]:
+    """All systems of the configured systems file, those named by the `batch` setting (var, then
+    $LOFT_BATCH) switched to batch mode."""
+    systems = load_systems(systems_file(systems_file_setting))
+    value = batch if batch is not None and str(batch).strip() else os.environ.get("LOFT_BATCH", "")
+    names = parse_selection(value) or []
+    unknown = [n for n in names if n not in systems]
+    if unknown:
+        raise ConfigurationError(f"batch: unknown system(s) {unknown}; configured: {list(systems)}")
+    for name in names:
+        if systems[name].provider not in BATCH_PROVIDERS:
+            raise ConfigurationError(
+                f"batch: {name} is a {systems[name].provider} system; batch APIs exist for {list(BATCH_PROVIDERS)}"
+            )
+        systems[name] = dataclasses.replace(systems[name], mode="batch")
+    return systems
 
 
 def _prefix_texts(prefixes: Any, prompt_rows: pl.DataFrame) -> dict[str, str]:
@@ -113,6 +134,7 @@ def cost_estimates(
     segments: Any = None,
     corpus: Any = None,
     design: Any = None,
+    batch: Any = None,
 ) -> pl.DataFrame:
     """The estimate of every configured system on this size's prompts (before any call), for
     every stage of every method: stage 1 from the prompts, later stages from the methods'
@@ -122,7 +144,7 @@ def cost_estimates(
     in SentencePiece tokens again in their own tokens, as the run does.
     """
     frame = project(prompts, ESTIMATE_COLUMNS)
-    systems = list(configured_systems(systems_file_setting).values())
+    systems = list(configured_systems(systems_file_setting, batch).values())
     texts = None if prefixes is None else _prefix_texts(prefixes, frame)
     seed_prices = cost.prices_from_frame(project(prices))
     stage1 = cost.estimate(frame, systems, seed_prices, size, texts, data_dir, _segment_texts(segments, frame))
@@ -164,20 +186,24 @@ def responses(
     data_dir: str | None = None,
     limit: Any = None,
     retry_errors: Any = None,
+    batch: Any = None,
 ) -> pl.DataFrame:
     """Send one stage's prompts for the selected systems; the `responses` rows from the store.
 
     Stage 1 passes the cost estimate of every stage and prints it before any call; later
     stages pass their own prompt rows (with a `system` and their `prefix_text`). With a limit,
     only the first N dev and N test queries of each dataset are sent (query_limit)."""
-    systems = select(configured_systems(systems_file_setting), parse_selection(selection))
+    systems = select(configured_systems(systems_file_setting, batch), parse_selection(selection))
     names = [s.name for s in systems]
     later_usd: float | None = 0.0
     if estimates is not None:
         estimate = project(estimates).filter(pl.col("system").is_in(names))
         if estimate.height:
             emit(f"cost estimate for loft_{size} (before any call):\n{cost.format_estimate(estimate)}")
-            later = estimate.filter(pl.col("is_estimated_from_settings"))["cost_usd_no_cache"]
+            later_stages = estimate.filter(pl.col("is_estimated_from_settings"))
+            later = later_stages.select(
+                pl.when(pl.col("mode") == "batch").then(pl.col("cost_usd_batch")).otherwise(pl.col("cost_usd_no_cache"))
+            ).to_series()
             later_usd = None if later.null_count() else float(later.sum())
     prompt_rows = project(prompts, PROMPT_COLUMNS)
     n_queries = query_limit(limit)

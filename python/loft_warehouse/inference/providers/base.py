@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 # The HTTP clients log every request at INFO; a build shows progress lines instead.
-for _name in ("httpx", "httpcore", "openai", "google_genai"):
+for _name in ("httpx", "httpx2", "httpcore", "openai", "google_genai", "anthropic"):
     logging.getLogger(_name).setLevel(logging.WARNING)
 
 
@@ -37,7 +37,11 @@ class Request:
 
 @dataclass(frozen=True)
 class Completion:
-    """A returned response: status 'ok' or 'blocked' (safety block, no candidate)."""
+    """A returned response: status 'ok' or 'blocked' (safety block, no candidate).
+
+    input_tokens counts every prompt token, cached_tokens (read from a cache) and
+    cache_write_tokens (written to one, Anthropic) included; ttft_s is the seconds from sending
+    to the first streamed text (None when not streamed)."""
 
     status: str
     raw_text: str | None
@@ -45,6 +49,8 @@ class Completion:
     input_tokens: int | None = None
     cached_tokens: int | None = None
     output_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    ttft_s: float | None = None
 
 
 class RetryableError(RuntimeError):

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import httpx2
 import pydantic
@@ -135,7 +137,14 @@ class GeminiProvider:
             raise RejectedError(f"HTTP {code}: {exc.message or exc.status}") from exc
         except (httpx2.TimeoutException, httpx2.TransportError) as exc:
             raise RetryableError(f"{type(exc).__name__}: {exc}") from exc
-        except (json.JSONDecodeError, errors.UnknownApiResponseError, pydantic.ValidationError) as exc:
+        except (
+            json.JSONDecodeError,
+            errors.UnknownApiResponseError,
+            pydantic.ValidationError,
+            AttributeError,
+            TypeError,
+            ValueError,
+        ) as exc:
             raise RetryableError(f"malformed response body: {type(exc).__name__}: {exc}"[:500]) from exc
 
     def complete(self, request: Request) -> Completion:
@@ -146,34 +155,24 @@ class GeminiProvider:
             if not first["content"].startswith(request.prefix):
                 raise PermanentError("first message does not start with the prefix it claims")
             messages[0] = {**first, "content": first["content"][len(request.prefix) :]}
-        response = self._call(
-            lambda: self.client.models.generate_content(
-                model=self.system.model,
-                contents=_contents(messages),
-                config=self._config(cache_name),
+        config = self._config(cache_name)
+        started = time.monotonic()
+        if not self.system.stream:
+            response = self._call(
+                lambda: self.client.models.generate_content(
+                    model=self.system.model, contents=_contents(messages), config=config
+                )
+            )
+            return completion_of([response], None)
+        chunks, ttft = self._call(
+            lambda: _collect(
+                self.client.models.generate_content_stream(
+                    model=self.system.model, contents=_contents(messages), config=config
+                ),
+                started,
             )
         )
-        usage = response.usage_metadata
-        usage_fields = {
-            "input_tokens": usage.prompt_token_count if usage else None,
-            "cached_tokens": (usage.cached_content_token_count or 0) if usage else None,
-            "output_tokens": (usage.candidates_token_count or 0) if usage else None,
-        }
-        feedback = response.prompt_feedback
-        if feedback is not None and feedback.block_reason is not None:
-            return Completion("blocked", None, f"BLOCKED_{_enum_name(feedback.block_reason)}", **usage_fields)
-        if not response.candidates:
-            return Completion("blocked", None, "NO_CANDIDATES", **usage_fields)
-        candidate = response.candidates[0]
-        finish = _enum_name(candidate.finish_reason)
-        parts = candidate.content.parts if candidate.content and candidate.content.parts else []
-        text = "".join(p.text for p in parts if p.text and not p.thought)
-        if finish == "MAX_TOKENS" and not text:
-            raise PermanentError(
-                "truncated completion with no text (finish_reason MAX_TOKENS): raise max_output_tokens"
-            )
-        status = "blocked" if finish in BLOCK_FINISH_REASONS and not text else "ok"
-        return Completion(status, text, finish, **usage_fields)
+        return completion_of(chunks, ttft)
 
     def close(self) -> None:
         """Delete every context cache this run created (they also expire after ttl_s)."""
@@ -187,6 +186,45 @@ class GeminiProvider:
                 LOG.warning(
                     "%s: could not delete context cache %s: %s", self.system.name, name, self.system.scrub(str(exc))
                 )
+
+
+def _collect(stream: Iterable[types.GenerateContentResponse], started: float) -> tuple[list, float | None]:
+    """Every chunk of a streamed generation, and the seconds to the first one with text."""
+    chunks: list[types.GenerateContentResponse] = []
+    ttft = None
+    for chunk in stream:
+        if ttft is None and any(p.text for c in chunk.candidates or [] if c.content for p in c.content.parts or []):
+            ttft = round(time.monotonic() - started, 6)
+        chunks.append(chunk)
+    if not chunks:
+        raise ValueError("the stream ended without a chunk")
+    return chunks, ttft
+
+
+def completion_of(chunks: list[types.GenerateContentResponse], ttft: float | None) -> Completion:
+    """A Completion from a generation's response (one) or streamed chunks (text joined; the
+    finish reason and usage of the last chunk that has them). Batch results read the same way."""
+    usage = next((c.usage_metadata for c in reversed(chunks) if c.usage_metadata), None)
+    usage_fields: dict[str, Any] = {
+        "input_tokens": usage.prompt_token_count if usage else None,
+        "cached_tokens": (usage.cached_content_token_count or 0) if usage else None,
+        "output_tokens": (usage.candidates_token_count or 0) if usage else None,
+        "ttft_s": ttft,
+    }
+    feedback = next((c.prompt_feedback for c in chunks if c.prompt_feedback), None)
+    if feedback is not None and feedback.block_reason is not None:
+        return Completion("blocked", None, f"BLOCKED_{_enum_name(feedback.block_reason)}", **usage_fields)
+    candidates = [c.candidates[0] for c in chunks if c.candidates]
+    if not candidates:
+        return Completion("blocked", None, "NO_CANDIDATES", **usage_fields)
+    finish = next((_enum_name(c.finish_reason) for c in reversed(candidates) if c.finish_reason), None)
+    text = "".join(
+        p.text for c in candidates if c.content and c.content.parts for p in c.content.parts if p.text and not p.thought
+    )
+    if finish == "MAX_TOKENS" and not text:
+        raise PermanentError("truncated completion with no text (finish_reason MAX_TOKENS): raise max_output_tokens")
+    status = "blocked" if finish in BLOCK_FINISH_REASONS and not text else "ok"
+    return Completion(status, text, finish, **usage_fields)
 
 
 def token_counter(system: System) -> Callable[[str], int]:

@@ -1,6 +1,7 @@
 """OpenAI chat completions, and any OpenAI-compatible server (vLLM, llama.cpp, Ollama) via base_url.
 
-OpenAI caches long shared prompt prefixes automatically; the prefix is the start of the first
+Responses are streamed (unless the system sets `stream: false`) to record the time to the first
+token. OpenAI caches long shared prompt prefixes automatically; the prefix is the start of the first
 user message, so every query of a dataset reuses it, and usage reports the cached tokens.
 The client's own retries are off: the flow owns retries (one policy, counted attempts).
 """
@@ -8,10 +9,13 @@ The client's own retries are off: the flow owns retries (one policy, counted att
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, cast
 
 import openai
-from openai.types.chat import ChatCompletion
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.providers.base import (
@@ -58,12 +62,22 @@ class OpenAIChatProvider:
         return settings
 
     def complete(self, request: Request) -> Completion:
+        messages = cast("list[ChatCompletionMessageParam]", list(request.messages))
+        started = time.monotonic()
         try:
+            if self.system.stream:
+                chunks = self.client.chat.completions.create(
+                    model=self.system.model,
+                    messages=messages,
+                    stream=True,
+                    stream_options={"include_usage": True},
+                    **self._settings(),
+                )
+                return _streamed(chunks, started)
             response = self.client.chat.completions.create(
-                model=self.system.model,
-                messages=cast("list[ChatCompletionMessageParam]", list(request.messages)),
-                **self._settings(),
+                model=self.system.model, messages=messages, **self._settings()
             )
+            return _completion(response)
         except openai.APIStatusError as exc:
             if exc.status_code == 429 or exc.status_code >= 500 or exc.status_code == 408:
                 raise RetryableError(
@@ -73,10 +87,8 @@ class OpenAIChatProvider:
             raise RejectedError(f"HTTP {exc.status_code}: {exc.message}") from exc
         except (openai.APITimeoutError, openai.APIConnectionError) as exc:
             raise RetryableError(f"{type(exc).__name__}: {exc}") from exc
-        except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
+        except (json.JSONDecodeError, openai.APIResponseValidationError, openai.APIError) as exc:
             raise RetryableError(f"malformed response body: {exc}") from exc
-        try:
-            return _completion(response)
         except (AttributeError, TypeError, ValueError, IndexError) as exc:
             # The client builds models without validating them: a 200 whose body is an HTML
             # page or JSON of another shape only fails here.
@@ -93,10 +105,35 @@ def _completion(response: ChatCompletion) -> Completion:
     if not response.choices:
         raise ValueError("no choices")
     choice = response.choices[0]
-    usage = response.usage
+    return _result(choice.message.content if choice.message else None, choice.finish_reason, response.usage, None)
+
+
+def _streamed(chunks: Iterable[ChatCompletionChunk], started: float) -> Completion:
+    """A streamed completion: text pieces joined, time to the first one, usage from the last
+    chunk (stream_options.include_usage). A stream with no chunk is malformed."""
+    pieces: list[str] = []
+    finish = usage = ttft = None
+    seen = False
+    for chunk in chunks:
+        if not isinstance(chunk, ChatCompletionChunk):
+            raise TypeError(f"a {type(chunk).__name__} chunk, not a chat completion chunk")
+        seen = True
+        usage = chunk.usage or usage
+        for choice in chunk.choices[:1]:
+            piece = choice.delta.content if choice.delta else None
+            if piece:
+                if ttft is None:
+                    ttft = round(time.monotonic() - started, 6)
+                pieces.append(piece)
+            finish = choice.finish_reason or finish
+    if not seen or finish is None:
+        raise ValueError("the stream ended without a finish reason")
+    return _result("".join(pieces) if pieces or finish not in ("length", *BLOCKED_FINISH_REASONS) else None,
+                   finish, usage, ttft)  # fmt: skip
+
+
+def _result(text: str | None, finish: str | None, usage: CompletionUsage | None, ttft: float | None) -> Completion:
     details = getattr(usage, "prompt_tokens_details", None) if usage else None
-    finish = choice.finish_reason
-    text = choice.message.content if choice.message else None
     if finish not in BLOCKED_FINISH_REASONS and text is None:
         if finish == "length":
             raise PermanentError("truncated completion with no text (finish_reason length): raise max_output_tokens")
@@ -110,4 +147,5 @@ def _completion(response: ChatCompletion) -> Completion:
         input_tokens=usage.prompt_tokens if usage else None,
         cached_tokens=(details.cached_tokens or 0) if details else (0 if usage else None),
         output_tokens=usage.completion_tokens if usage else None,
+        ttft_s=ttft,
     )

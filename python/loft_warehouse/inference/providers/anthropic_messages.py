@@ -1,0 +1,139 @@
+"""Anthropic's Messages API through the official `anthropic` SDK, with prompt caching.
+
+The shared prefix (the corpus and its instructions) is sent as its own text block marked
+`cache_control`, so the first query of a prefix writes it to the cache and every later one
+reads it; usage reports both (cache_creation_input_tokens, cache_read_input_tokens) and each is
+priced on its own (writes cost more than input, reads less). A prefix below the system's
+`cache.min_prefix_tokens` (the model's minimum cacheable length) or behind a head is sent
+uncached. Responses stream by default, for the time to the first token. The client's own
+retries are off: the flow owns retries.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import anthropic
+from anthropic.types import Message
+
+from loft_warehouse.inference.providers.base import (
+    Completion,
+    PermanentError,
+    RejectedError,
+    Request,
+    RetryableError,
+    retry_after_seconds,
+)
+from loft_warehouse.inference.systems import System
+
+# Claude needs max_tokens on every request; this is used when the system sets none.
+DEFAULT_MAX_TOKENS = 1024
+BLOCKED_STOP_REASONS = ("refusal",)
+
+
+class AnthropicProvider:
+    """messages.create / messages.stream per request; thread-safe (one shared client)."""
+
+    def __init__(self, system: System) -> None:
+        self.system = system
+        self.client = anthropic.Anthropic(
+            api_key=system.api_key() or "not-needed",
+            base_url=system.endpoint(),
+            max_retries=0,
+            timeout=system.timeout_s,
+        )
+        cache = system.cache or {}
+        self.min_prefix_tokens = int(cache.get("min_prefix_tokens") or 1024)
+        self.cache_ttl = str(cache.get("ttl") or "5m")
+
+    def _cacheable(self, request: Request) -> bool:
+        n_prefix = int(request.row.get("n_tokens_prefix") or 0)
+        return not request.head and bool(request.prefix) and n_prefix >= self.min_prefix_tokens
+
+    def params(self, request: Request) -> dict[str, Any]:
+        """The Messages request body of a Request (streamed, non-streamed and batched alike)."""
+        messages: list[dict[str, Any]] = []
+        for index, message in enumerate(request.messages):
+            content = message["content"]
+            if index == 0 and self._cacheable(request):
+                if not content.startswith(request.prefix):
+                    raise PermanentError("first message does not start with the prefix it claims")
+                control: dict[str, str] = {"type": "ephemeral"}
+                if self.cache_ttl != "5m":
+                    control["ttl"] = self.cache_ttl
+                blocks: list[dict[str, Any]] = [{"type": "text", "text": request.prefix, "cache_control": control}]
+                rest = content[len(request.prefix) :]
+                if rest:
+                    blocks.append({"type": "text", "text": rest})
+                messages.append({"role": "user", "content": blocks})
+            else:
+                messages.append({"role": message["role"], "content": content or " "})
+        generation = self.system.generation
+        params: dict[str, Any] = {
+            "model": self.system.model,
+            "max_tokens": int(generation.get("max_output_tokens") or DEFAULT_MAX_TOKENS),
+            "messages": messages,
+        }
+        for ours, theirs in (("temperature", "temperature"), ("top_p", "top_p"), ("stop", "stop_sequences")):
+            if generation.get(ours) is not None:
+                params[theirs] = generation[ours]
+        return params
+
+    def complete(self, request: Request) -> Completion:
+        params = self.params(request)
+        # This SDK's signatures no longer name the sampling settings; the API takes them.
+        sampling = {k: params.pop(k) for k in ("temperature", "top_p") if k in params}
+        if sampling:
+            params["extra_body"] = sampling
+        started = time.monotonic()
+        try:
+            if not self.system.stream:
+                return completion_of(self.client.messages.create(**params), None)
+            ttft = None
+            with self.client.messages.stream(**params) as stream:
+                for piece in stream.text_stream:
+                    if piece and ttft is None:
+                        ttft = round(time.monotonic() - started, 6)
+                message = stream.get_final_message()
+            return completion_of(message, ttft)
+        except anthropic.APIStatusError as exc:
+            if exc.status_code in (408, 429) or exc.status_code >= 500:
+                raise RetryableError(
+                    f"HTTP {exc.status_code}: {exc.message}", retry_after_seconds(exc.response.headers)
+                ) from exc
+            raise RejectedError(f"HTTP {exc.status_code}: {exc.message}") from exc
+        except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
+            raise RetryableError(f"{type(exc).__name__}: {exc}") from exc
+        except (json.JSONDecodeError, anthropic.APIError) as exc:
+            raise RetryableError(f"malformed response body: {exc}"[:500]) from exc
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError, AssertionError) as exc:
+            raise RetryableError(f"malformed response body: {type(exc).__name__}: {exc}"[:500]) from exc
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def completion_of(message: Message, ttft: float | None) -> Completion:
+    """A Message as a Completion: input_tokens counts uncached, cache-written and cache-read
+    prompt tokens together (as the other providers report them)."""
+    if not isinstance(message, Message):
+        raise TypeError(f"a {type(message).__name__} body, not a message")
+    text = "".join(block.text for block in message.content if block.type == "text")
+    stop = message.stop_reason
+    usage = message.usage
+    written = usage.cache_creation_input_tokens or 0
+    read = usage.cache_read_input_tokens or 0
+    if stop == "max_tokens" and not text:
+        raise PermanentError("truncated completion with no text (stop_reason max_tokens): raise max_output_tokens")
+    return Completion(
+        status="blocked" if stop in BLOCKED_STOP_REASONS and not text else "ok",
+        raw_text=text if text or stop not in BLOCKED_STOP_REASONS else None,
+        finish_reason=stop,
+        input_tokens=usage.input_tokens + written + read,
+        cached_tokens=read,
+        output_tokens=usage.output_tokens,
+        cache_write_tokens=written,
+        ttft_s=ttft,
+    )

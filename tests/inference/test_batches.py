@@ -1,0 +1,193 @@
+"""Batch mode through the real openai, google-genai and anthropic clients against the fixture's
+batch protocols: submit once, poll across builds, results stored like streamed responses at
+the batch price, partial failures and expiry resubmitted, a lost submit found, not repeated."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from loft_warehouse.inference import runner
+from loft_warehouse.inference.store import ResponseStore
+from loft_warehouse.inference.systems import Prices
+from tests.inference.support import anthropic_system, gemini_system, inputs, openai_system, systems_from
+
+PRICES = {
+    "gpt-4o-2024-08-06": Prices(2.5, 1.25, 10.0, None, 0.5),
+    "gemini-1.5-pro-002": Prices(1.25, 0.3125, 5.0, None, 0.5),
+    "claude-haiku-4-5-20251001": Prices(1.0, 0.1, 5.0, 1.25, 0.5),
+}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def batch_systems(tmp_path, **overrides):
+    entries = [
+        openai_system("gpt-batch", mode="batch", **overrides),
+        gemini_system("gemini-batch", mode="batch", **overrides),
+        anthropic_system("claude-batch", model="claude-haiku-4-5-20251001", mode="batch", **overrides),
+    ]
+    return systems_from(tmp_path, entries)
+
+
+def build(tmp_path, store, prompts=None, lines=None, **overrides):
+    emit = lines.append if lines is not None else (lambda line: None)
+    return runner.run(inputs(prompts), batch_systems(tmp_path, **overrides), store, "128k", PRICES, emit=emit)
+
+
+def test_a_build_submits_once_the_next_polls_and_a_later_one_lands_every_response(tmp_path, api_env, store):
+    state = api_env.state
+    first = build(tmp_path, store)
+    assert first.height == 15
+    assert set(first["status"]) == {"batch_pending"}
+    assert first["batch_id"].null_count() == 0
+    assert {r.api for r in state.batch_creates()} == {"openai_batch_create", "gemini_batch_create",
+                                                      "anthropic_batch_create"}  # fmt: skip
+    assert len(state.batch_creates()) == 3
+    assert state.generation_requests() == []
+    assert [b["state"] for b in store.batches()] == ["submitted"] * 3
+
+    second = build(tmp_path, store)
+    assert set(second["status"]) == {"batch_pending"}
+    assert len(state.batch_creates()) == 3
+
+    state.complete_batches()
+    lines: list[str] = []
+    third = build(tmp_path, store, lines=lines)
+    assert set(third["status"]) == {"ok"}
+    assert len(state.batch_creates()) == 3
+    assert state.generation_requests() == []
+    assert [b["state"] for b in store.batches()] == ["collected"] * 3
+    assert all(b["n_succeeded"] == 5 for b in store.batches())
+    assert third["ttft_s"].null_count() == 15
+    # Each answer is the one the synchronous endpoint gives the same prompt.
+    for row in third.iter_rows(named=True):
+        assert row["raw_text"].startswith("Final Answer: ['")
+        assert (
+            row["batch_id"]
+            == first.filter((pl.col("system") == row["system"]) & (pl.col("prompt_id") == row["prompt_id"]))[
+                "batch_id"
+            ].item()
+        )
+    # Priced at half: cost = (uncached x input + cached x cached + written x write + output x output) / 2.
+    prices = {"gpt-batch": PRICES["gpt-4o-2024-08-06"], "gemini-batch": PRICES["gemini-1.5-pro-002"],
+              "claude-batch": PRICES["claude-haiku-4-5-20251001"]}  # fmt: skip
+    for row in third.iter_rows(named=True):
+        price = prices[row["system"]]
+        written = row["cache_write_tokens"] or 0
+        uncached = row["input_tokens"] - row["cached_tokens"] - written
+        full = uncached * price.input + row["cached_tokens"] * price.cached_input + row["output_tokens"] * price.output
+        full += written * (price.cache_write or price.input)
+        assert row["cost_usd"] == pytest.approx(full / 1e6 / 2)
+    assert any("stored 5 succeeded" in line for line in lines)
+    # Anthropic batch requests carry the prefix's cache_control: the batch shares the cache.
+    claude = third.filter(pl.col("system") == "claude-batch")
+    assert claude["cache_write_tokens"].sum() > 0 and claude["cached_tokens"].sum() > 0
+
+    fourth = build(tmp_path, store)
+    assert set(fourth["status"]) == {"ok"}
+    assert len(state.batch_creates()) == 3
+
+
+def test_partial_failures_end_as_errors_and_only_retryable_ones_are_resubmitted(tmp_path, api_env, store):
+    state = api_env.state
+    state.batch_outcome = lambda prompt: (
+        "errored" if "query a1" in prompt else "invalid" if "query a2" in prompt else None
+    )
+    build(tmp_path, store)
+    state.complete_batches()
+    collected = build(tmp_path, store)
+    by_qid = {(r["system"], r["qid"]): r for r in collected.iter_rows(named=True)}
+    for system in ("gpt-batch", "gemini-batch", "claude-batch"):
+        assert by_qid[(system, "qa0")]["status"] == "ok"
+        # a1 errored: stored as an error and, in the same build, submitted again in a new batch.
+        assert by_qid[(system, "qa1")]["status"] == "batch_pending"
+        assert by_qid[(system, "qa2")]["status"] == "error"
+        assert by_qid[(system, "qa2")]["finish_reason"] == "rejected"
+    assert len(state.batch_creates()) == 6
+    stored = {(r.system, r.qid): r for r in store.rows()}
+    assert stored[("gpt-batch", "qa1")].finish_reason == "batch_errored"
+    state.batch_outcome = None
+    state.complete_batches()
+    final = build(tmp_path, store)
+    assert final.filter(pl.col("qid") == "qa1")["status"].to_list() == ["ok"] * 3
+    assert final.filter(pl.col("qid") == "qa2")["status"].to_list() == ["error"] * 3
+    assert len(state.batch_creates()) == 6
+
+
+def test_an_expired_batch_is_resubmitted(tmp_path, api_env, store):
+    state = api_env.state
+    build(tmp_path, store)
+    state.expire_batches()
+    again = build(tmp_path, store)
+    assert set(again["status"]) == {"batch_pending"}
+    assert len(state.batch_creates()) == 6
+    expired = [r for r in store.rows() if r.status == "error"]
+    assert len(expired) == 15
+    assert {r.finish_reason for r in expired} <= {"batch_expired", "batch_missing"}
+    state.complete_batches()
+    assert set(build(tmp_path, store)["status"]) == {"ok"}
+
+
+def test_a_submit_lost_in_flight_is_found_at_the_provider_not_sent_again(tmp_path, api_env, store):
+    state = api_env.state
+    state.batch_create_delay_s = 1.0
+    lines: list[str] = []
+    build(tmp_path, store, lines=lines, timeout_s=0.3)
+    assert len(state.batch_creates()) == 3
+    assert [b["state"] for b in store.batches()] == ["submitting"] * 3
+    assert sum("the next build looks for it at the provider" in line for line in lines) == 3
+    state.batch_create_delay_s = 0.0
+    lines.clear()
+    rerun = build(tmp_path, store, lines=lines)
+    assert set(rerun["status"]) == {"batch_pending"}
+    assert len(state.batch_creates()) == 3
+    assert sum("not submitting it again" in line for line in lines) == 3
+    state.complete_batches()
+    assert set(build(tmp_path, store)["status"]) == {"ok"}
+    assert len(state.batch_creates()) == 3
+
+
+KILLED_BUILD = """
+import sys
+from pathlib import Path
+from loft_warehouse.inference import runner
+from loft_warehouse.inference.store import ResponseStore
+from tests.inference.test_batches import PRICES, batch_systems
+from tests.inference.support import inputs
+tmp = Path(sys.argv[1])
+with ResponseStore(tmp / "store.sqlite") as store:
+    runner.run(inputs(), batch_systems(tmp), store, "128k", PRICES, emit=print)
+"""
+
+
+def test_sigkill_between_submit_and_the_id_being_stored_submits_no_second_batch(tmp_path, api_env):
+    state = api_env.state
+    state.batch_create_delay_s = 30.0
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_BUILD, str(tmp_path)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
+    deadline = time.monotonic() + 60
+    while not state.batches and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert state.batches, "the build never submitted"
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    state.batch_create_delay_s = 0.0
+    with ResponseStore(tmp_path / "store.sqlite") as store:
+        assert [b["state"] for b in store.batches()] == ["submitting"]
+        lines: list[str] = []
+        rerun = build(tmp_path, store, lines=lines)
+        assert len(state.batches) == 3
+        assert sum("not submitting it again" in line for line in lines) == 1
+        state.complete_batches()
+        final = build(tmp_path, store)
+    assert set(final["status"]) == {"ok"}
+    assert len(state.batch_creates()) == 3
+    assert rerun.filter(pl.col("status") == "batch_pending").height == 15
