@@ -28,6 +28,8 @@ from tests.conftest import query, run_dbt
         ({"retry_errors": "maybe"}, "retry_errors"),
         ({"tokenizer_model": "/nonexistent/tokenizer.model"}, "tokenizer model /nonexistent/tokenizer.model not found"),
         ({"systems_file": "/nonexistent/systems.yaml"}, "systems file /nonexistent/systems.yaml"),
+        ({"batch": "[gtp-4o]"}, r"batch: unknown system\(s\) \['gtp-4o'\]"),
+        ({"batch": "bm25"}, r"batch: bm25 is a bm25 system; batch APIs exist for"),
     ],
 )
 def test_each_bad_setting_is_named(shared_data: Path, values: dict, message: str) -> None:

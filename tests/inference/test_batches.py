@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from loft_warehouse.cli import main
 from loft_warehouse.inference import runner
 from loft_warehouse.inference.store import ResponseStore
 from loft_warehouse.inference.systems import Prices
@@ -95,6 +96,21 @@ def test_a_build_submits_once_the_next_polls_and_a_later_one_lands_every_respons
     assert len(state.batch_creates()) == 3
 
 
+def test_loft_batches_lists_each_batch_with_its_state_counts_and_cost(tmp_path, api_env, store, capsys):
+    build(tmp_path, store)
+    assert main(["batches", "--store", str(store.path)]) == 0
+    listed = capsys.readouterr().out
+    assert listed.count("submitted") >= 3 and "gpt-batch" in listed and "msgbatch_" in listed
+    api_env.state.complete_batches()
+    build(tmp_path, store)
+    assert main(["batches", "--store", str(store.path), "--system", "claude-batch"]) == 0
+    listed = capsys.readouterr().out
+    assert "collected" in listed and "gpt-batch" not in listed
+    (claude,) = store.batches("claude-batch")
+    assert (claude["n_requests"], claude["n_succeeded"], claude["n_errored"]) == (5, 5, 0)
+    assert claude["cost_usd"] == pytest.approx(sum(r.cost_usd for r in store.rows() if r.system == "claude-batch"))
+
+
 def test_partial_failures_end_as_errors_and_only_retryable_ones_are_resubmitted(tmp_path, api_env, store):
     state = api_env.state
     state.batch_outcome = lambda prompt: (
@@ -157,6 +173,7 @@ def test_a_submit_lost_in_flight_is_found_at_the_provider_not_sent_again(tmp_pat
 KILLED_BUILD = """
 import sys
 from pathlib import Path
+from loft_warehouse.cli import main
 from loft_warehouse.inference import runner
 from loft_warehouse.inference.store import ResponseStore
 from tests.inference.test_batches import PRICES, batch_systems

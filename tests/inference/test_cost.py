@@ -94,6 +94,39 @@ def test_seed_prices_load_and_bad_rows_name_the_line(tmp_path):
         cost.load_prices(bad)
 
 
+def test_cache_writes_and_reads_are_priced_apart_and_batch_halves_every_price():
+    # Claude 3 Opus's prices: input 15, cache read 1.5, output 75, cache write 18.75, batch 0.5.
+    opus = Prices(15.0, 1.5, 75.0, 18.75, 0.5)
+    # 10,000 prompt tokens: 8,000 written to the cache, 0 read, 2,000 plain; 100 output:
+    # 2000*15 + 8000*18.75 + 100*75 = 30,000 + 150,000 + 7,500 = 187,500 per 1e6.
+    assert cost.actual_cost(opus, 10_000, 0, 100, 8_000) == pytest.approx(0.1875)
+    # The next query reads them: 2000*15 + 8000*1.5 + 100*75 = 49,500 per 1e6; batch: half.
+    assert cost.actual_cost(opus, 10_000, 8_000, 100, 0) == pytest.approx(0.0495)
+    assert cost.actual_cost(opus, 10_000, 8_000, 100, 0, batch=True) == pytest.approx(0.02475)
+    assert cost.actual_cost(Prices(15.0, 1.5, 75.0), 10_000, 0, 100, 0, batch=True) is None
+    # The estimate: 3 queries of one 1000-token prefix (+10, +20, +30), 50 output each:
+    # with cache, the prefix is written once (1000 at 18.75), read twice (2000 at 1.5), and
+    # 60 plain tokens at 15: 18,750 + 3,000 + 900 + 150*75 = 33,900 per 1e6; batch: half.
+    prompts = pl.DataFrame({
+        "task": ["retrieval"] * 3, "dataset": ["nq"] * 3, "variant": ["default"] * 3, "prefix_id": ["p1"] * 3,
+        "n_tokens_prefix": [1000] * 3, "n_tokens_total": [1010, 1020, 1030],
+    })  # fmt: skip
+    system = System("c", "anthropic", "m", prices=opus, expected_output_tokens=50, mode="batch")
+    row = cost.estimate(prompts, [system], {}, "128k").row(0, named=True)
+    assert (row["cacheable_tokens"], row["cache_write_tokens"], row["mode"]) == (2000, 1000, "batch")
+    assert row["cost_usd_no_cache"] == pytest.approx((3060 * 15 + 150 * 75) / 1e6)
+    assert row["cost_usd_with_cache"] == pytest.approx(33_900 / 1e6)
+    assert row["cost_usd_batch"] == pytest.approx((3060 * 15 + 150 * 75) / 2e6)
+    assert row["cost_usd_batch_with_cache"] == pytest.approx(33_900 / 2e6)
+
+
+def test_paper_costs_are_reproduced_from_the_seed_for_all_three_models():
+    # LOFT 128k test: ~448M input tokens: $2,240 on GPT-4o at $5/M, $6,720 on Claude 3 Opus at $15/M.
+    prices = cost.load_prices()
+    assert 448e6 * prices["gpt-4o-2024-05-13"].input / 1e6 == pytest.approx(2240)
+    assert 448e6 * prices["claude-3-opus-20240229"].input / 1e6 == pytest.approx(6720)
+
+
 def test_paper_cost_is_reproduced_from_the_seed():
     # LOFT 128k test: ~448M input tokens cost $1,568 on Gemini 1.5 Pro at $3.50/M.
     assert 448e6 * cost.load_prices()["gemini-1.5-pro-001"].input / 1e6 == pytest.approx(1568)

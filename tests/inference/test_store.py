@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from loft_warehouse.errors import ConfigurationError
-from loft_warehouse.inference.store import ResponseStore, StoredResponse, store_path
+from loft_warehouse.inference.store import ADDED_COLUMNS, COLUMNS, ResponseStore, StoredResponse, store_path
 
 
 def _response(key: str, status: str, text: str | None = None) -> StoredResponse:
@@ -79,3 +79,41 @@ def test_a_store_of_another_shape_is_refused_before_any_request(tmp_path):
     con.close()
     with pytest.raises(ConfigurationError, match=r"has columns \['request_key', 'system', 'status'\].*new file"):
         ResponseStore(path)
+
+
+def test_a_store_written_before_the_cache_write_ttft_and_batch_columns_gains_them(tmp_path):
+    path = tmp_path / "before.sqlite"
+    old = [c for c in COLUMNS if c not in ADDED_COLUMNS]
+    con = sqlite3.connect(path)
+    con.execute(f"CREATE TABLE responses ({', '.join(old)}, PRIMARY KEY (request_key))")
+    con.execute(f"INSERT INTO responses ({', '.join(old)}) VALUES ({', '.join('?' for _ in old)})",
+                ["k", "s", "p", "retrieval", "nq", "nq", "default", "dev", "q", 0, "ok", "Final Answer: [1]", "stop",
+                 10, 0, 2, 0.5, 1, None, 0.001, "2026-01-01T00:00:00.000+00:00"])  # fmt: skip
+    con.commit()
+    con.close()
+    with ResponseStore(path) as store:
+        (row,) = store.rows()
+        assert (row.raw_text, row.cache_write_tokens, row.ttft_s, row.batch_id) == (
+            "Final Answer: [1]",
+            None,
+            None,
+            None,
+        )
+        assert store.final(["k"])["k"].cost_usd == 0.001
+
+
+def test_a_batch_is_stored_with_its_requests_before_it_is_submitted(tmp_path):
+    with ResponseStore(tmp_path / "s.sqlite") as store:
+        store.record_batch("b1", "gpt", "openai", [("k1", '{"qid": "q1"}'), ("k2", '{"qid": "q2"}')])
+        assert [(b["batch_id"], b["state"], b["n_requests"]) for b in store.batches(open_only=True)] == [
+            ("b1", "submitting", 2)
+        ]
+        store.update_batch("b1", provider_batch_id="batch_x", state="submitted")
+    with ResponseStore(tmp_path / "s.sqlite") as reopened:
+        (batch,) = reopened.batches("gpt")
+        assert (batch["provider_batch_id"], batch["state"]) == ("batch_x", "submitted")
+        assert reopened.batch_entries("b1") == [("k1", '{"qid": "q1"}'), ("k2", '{"qid": "q2"}')]
+        reopened.update_batch("b1", state="collected")
+        assert reopened.batches(open_only=True) == []
+        with pytest.raises(ValueError, match="unknown batch column"):
+            reopened.update_batch("b1", colour="red")

@@ -157,7 +157,8 @@ def test_metrics_hold_every_method_on_nq_and_hotpotqa(built) -> None:
 def test_the_cost_table_before_any_call_lists_every_stage(built) -> None:
     stage_1_log = built[1]
     lines = [line.split() for line in stage_1_log.splitlines() if line.startswith("gpt-fixture ")]
-    stages = {(line[2], line[3].removesuffix("(step)"), line[4] if line[4] != "(step)" else line[5]) for line in lines}
+    # system, mode, size, dataset, method [(step)], stage, ...
+    stages = {(line[3], line[4].removesuffix("(step)"), line[5] if line[5] != "(step)" else line[6]) for line in lines}
     for dataset in ("rag/nq", "rag/hotpotqa"):
         for method in METHODS:
             assert (dataset, method, "1") in stages, (dataset, method)

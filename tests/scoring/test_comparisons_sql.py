@@ -65,23 +65,40 @@ def test_cost_ledger_by_hand() -> None:
     con = register(duckdb.connect())
     _scores(con)
     con.execute(
-        "create table estimates as select * from (values ('a', 'retrieval', 'nq', 'cic', 10::bigint, "
-        "2.0::double, 1.0::double, 2.5::double, 1.25::double)) as t(system, task, dataset, method, n_requests, "
-        "cost_usd_no_cache, cost_usd_with_cache, input_usd_per_mtok, cached_input_usd_per_mtok)"
+        "create table estimates as select * from (values "
+        "('a', 'a', 'retrieval', 'nq', 'cic', 10::bigint, 2.0, 1.0, 1.0, 0.5, 2.5, 1.25, 2.5, 0.5), "
+        "('b', 'b', 'retrieval', 'nq', 'cic', 2::bigint, 1.0, 0.5, 0.5, 0.25, 15.0, 1.5, 18.75, 0.5)) "
+        "as t(system, executor, task, dataset, method, n_requests, cost_usd_no_cache, cost_usd_with_cache, "
+        "cost_usd_batch, cost_usd_batch_with_cache, input_usd_per_mtok, cached_input_usd_per_mtok, "
+        "cache_write_usd_per_mtok, batch_price_ratio)"
     )
     con.execute(
         "create table responses as select 'a' as system, 'retrieval' as task, 'nq' as dataset, 'cic' as method, "
-        "'ok' as status, 100000::bigint as input_tokens, 80000::bigint as cached_tokens, 10::bigint as output_tokens, "
-        "0.16::double as cost_usd from range(10)"
+        "'ok' as status, 100000::bigint as input_tokens, 80000::bigint as cached_tokens, "
+        "0::bigint as cache_write_tokens, 10::bigint as output_tokens, 0.16::double as cost_usd, "
+        "range::double as latency_s, null::varchar as batch_id from range(10) "
+        # b: two batch results, one writing 8,000 prefix tokens to the cache, one reading them
+        "union all select 'b', 'retrieval', 'nq', 'cic', 'ok', 10000, 8000 * (range = 1)::int, "
+        "8000 * (range = 0)::int, 10, 0.1, null, 'x' from range(2)"
     )
     ledger = macros().scoring_cost_ledger(estimates="estimates", responses="responses", scores="scores")
-    row = con.sql(
-        f"select n_responses, input_tokens, cached_tokens, uncached_input_tokens, actual_usd, n_correct, "
-        f"usd_per_correct, caching_saved_usd, estimated_usd_no_cache from ({ledger}) where system = 'a'"
-    ).fetchone()
+    columns = (
+        "n_responses, input_tokens, cached_tokens, uncached_input_tokens, actual_usd, n_correct, usd_per_correct, "
+        "caching_saved_usd, estimated_usd_no_cache, estimated_usd_batch, estimated_usd_batch_with_cache, n_batch, "
+        "n_pending, cache_write_tokens, latency_p50_s, latency_p95_s"
+    )
+    row = con.sql(f"select {columns} from ({ledger}) where system = 'a'").fetchone()
     assert row[:4] == (10, 1_000_000, 800_000, 200_000)
     assert row[4] == pytest.approx(1.6)
     assert row[5] == 8.0  # a is right on 8 turns
     assert row[6] == pytest.approx(0.2)
     assert row[7] == pytest.approx(800_000 * (2.5 - 1.25) / 1e6)  # $1.00 saved by the cache
-    assert row[8] == 2.0
+    assert row[8:11] == (2.0, 1.0, 0.5)
+    assert row[11:14] == (0, 0, 0)
+    # latencies 0..9 s: median 4.5, p95 by linear interpolation 0.95 * 9 = 8.55
+    assert row[14] == pytest.approx(4.5) and row[15] == pytest.approx(8.55)
+    b = con.sql(f"select {columns} from ({ledger}) where system = 'b'").fetchone()
+    assert b[0] == 2 and b[2:4] == (8000, 20000 - 8000 - 8000) and b[11:14] == (2, 0, 8000)
+    # read 8,000 at 15 - 1.5 saved 0.108; wrote 8,000 at 18.75 - 15 cost 0.03 more; batch: half
+    assert b[7] == pytest.approx((8000 * 13.5 - 8000 * 3.75) / 1e6 * 0.5)
+    assert b[14] is None  # batch results have no comparable latency

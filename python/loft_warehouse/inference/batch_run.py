@@ -128,7 +128,7 @@ class BatchWork:
             n_errored=kinds.get("errored", 0) + kinds.get("missing", 0),
             n_expired=kinds.get("expired", 0),
             n_canceled=kinds.get("canceled", 0),
-            cost_usd=round(total, 8),
+            cost_usd=total,
         )
         summary = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
         self.emit(f"{self.system.name}: batch {batch_id} ({provider_id}) {provider_state}: stored {summary}")

@@ -86,7 +86,7 @@ def _batches(args: argparse.Namespace) -> int:
     if not batches:
         print("the response store holds no batches")
         return 0
-    table = pl.DataFrame(batches).with_columns(
+    table = pl.DataFrame(batches, schema_overrides={"cost_usd": pl.Float64}).with_columns(
         pl.from_epoch(pl.col("submitted_at"), time_unit="s").dt.strftime("%Y-%m-%d %H:%M:%S").alias("submitted"),
         pl.col("cost_usd").round(4),
     )
