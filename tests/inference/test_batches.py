@@ -18,7 +18,7 @@ from loft_warehouse.cli import main
 from loft_warehouse.inference import runner
 from loft_warehouse.inference.store import ResponseStore
 from loft_warehouse.inference.systems import Prices
-from tests.inference.support import anthropic_system, gemini_system, inputs, openai_system, systems_from
+from tests.inference.support import anthropic_system, gemini_system, inputs, make_prompts, openai_system, systems_from
 
 PRICES = {
     "gpt-4o-2024-08-06": Prices(2.5, 1.25, 10.0, None, 0.5),
@@ -54,8 +54,10 @@ def test_a_build_submits_once_the_next_polls_and_a_later_one_lands_every_respons
     assert state.generation_requests() == []
     assert [b["state"] for b in store.batches()] == ["submitted"] * 3
 
-    second = build(tmp_path, store)
+    polled: list[str] = []
+    second = build(tmp_path, store, lines=polled)
     assert set(second["status"]) == {"batch_pending"}
+    assert "gpt-batch: 5 prompt(s), 0 stored, 5 waiting in batches, 0 to submit in batches" in polled
     assert len(state.batch_creates()) == 3
 
     state.complete_batches()
@@ -208,3 +210,15 @@ def test_sigkill_between_submit_and_the_id_being_stored_submits_no_second_batch(
     assert set(final["status"]) == {"ok"}
     assert len(state.batch_creates()) == 3
     assert rerun.filter(pl.col("status") == "batch_pending").height == 15
+
+
+def test_a_line_separator_inside_a_prompt_or_an_answer_does_not_cut_a_jsonl_line(tmp_path, api_env, store):
+    # U+2028 is legal unescaped inside a JSON string; str.splitlines() would cut a line there.
+    state = api_env.state
+    state.answer = lambda prompt: "Final Answer: ['a\u2028b']"
+    prompts = make_prompts(2, 0).with_columns(pl.col("suffix") + "\u2028\u0085 end\n")
+    build(tmp_path, store, prompts)
+    state.complete_batches()
+    landed = build(tmp_path, store, prompts)
+    assert set(landed["status"]) == {"ok"}
+    assert set(landed["raw_text"]) == {"Final Answer: ['a\u2028b']"}

@@ -87,7 +87,7 @@ class OpenAIBatches:
                 "method": "POST",
                 "url": "/v1/chat/completions",
                 "body": {"model": self.chat.system.model, "messages": list(r.messages), **self.chat._settings()},
-            }, ensure_ascii=False)
+            })
             for r in requests
         ]  # fmt: skip
         data = ("\n".join(lines) + "\n").encode("utf-8")
@@ -128,7 +128,8 @@ class OpenAIBatches:
         for file_id in (batch.output_file_id, batch.error_file_id):
             if not file_id:
                 continue
-            for line in self.client.files.content(file_id).text.splitlines():
+            # Lines end at "\n" only (str.splitlines() also cuts at U+2028 inside a string).
+            for line in self.client.files.content(file_id).text.split("\n"):
                 if not line.strip():
                     continue
                 item = json.loads(line)

@@ -94,7 +94,7 @@ def _batches(args: argparse.Namespace) -> int:
         "batch_id", "system", "provider_batch_id", "state", "provider_state", "n_requests", "n_succeeded",
         "n_errored", "n_expired", "n_canceled", "cost_usd", "submitted",
     ]  # fmt: skip
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True, tbl_width_chars=200, fmt_str_lengths=40):
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True, tbl_width_chars=240, fmt_str_lengths=60):
         print(table.select(columns))
     return 0
 

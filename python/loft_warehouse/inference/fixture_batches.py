@@ -121,7 +121,9 @@ def openai_create(state: FixtureState, body: dict[str, Any]) -> dict[str, Any]:
     """POST /v1/batches: the uploaded file's lines become the batch's requests."""
     with state.lock:
         content = state.files[body["input_file_id"]]
-    lines = [json.loads(line) for line in content.decode("utf-8").splitlines() if line.strip()]
+    # JSONL lines end at "\n" only: str.splitlines() would also cut at U+2028 and friends,
+    # which JSON leaves unescaped inside strings.
+    lines = [json.loads(line) for line in content.decode("utf-8").split("\n") if line.strip()]
     batch = register(state, "openai", [(line["custom_id"], line["body"]) for line in lines],
                      label=json.dumps(body.get("metadata") or {}))  # fmt: skip
     return openai_batch(state, batch)
@@ -170,7 +172,10 @@ def _openai_files(batch: FixtureBatch) -> tuple[bytes, bytes]:
             code = 400 if kind == "invalid" else 500
             body = {"error": {"message": f"fixture batch request {kind}", "type": "invalid_request_error"}}
             errors.append({**line, "response": {"status_code": code, "request_id": "r", "body": body}, "error": None})
-    return tuple("".join(json.dumps(x) + "\n" for x in rows).encode("utf-8") for rows in (output, errors))  # type: ignore[return-value]
+    # Unescaped non-ASCII, as a provider may write it (U+2028 included).
+    return tuple(
+        "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows).encode("utf-8") for rows in (output, errors)
+    )  # type: ignore[return-value]
 
 
 # Anthropic ---------------------------------------------------------------------------------
@@ -208,7 +213,7 @@ def anthropic_results(batch: FixtureBatch) -> bytes:
             error_type = "invalid_request_error" if kind == "invalid" else "api_error"
             error = {"type": error_type, "message": f"fixture {kind}"}
             result = {"type": "errored", "error": {"type": "error", "error": error}}
-        lines.append(json.dumps({"custom_id": custom_id, "result": result}) + "\n")
+        lines.append(json.dumps({"custom_id": custom_id, "result": result}, ensure_ascii=False) + "\n")
     return "".join(lines).encode("utf-8")
 
 

@@ -570,11 +570,10 @@ def run(
                 unknown_cost |= spend is None
                 to_spend += spend or 0.0
             label = system.name if system is chosen else f"{system.name} for {chosen.name}"
-            waiting = f", {len(work.in_batches)} waiting in batches" if batch else ""
+            waiting = f", {work.n_in_batches} waiting in batches" if batch else ""
             verb = "to submit in batches" if batch else "to send"
-            emit(
-                f"{label}: {rows.height} prompt(s), {rows.height - len(pending)} stored{waiting}, {len(pending)} {verb}"
-            )
+            stored = rows.height - len(pending) - work.n_in_batches
+            emit(f"{label}: {rows.height} prompt(s), {stored} stored{waiting}, {len(pending)} {verb}")
             planned.append((work, convs, len(pending), batches))
     planned_usd = None if unknown_cost or later_stages_usd is None else to_spend + later_stages_usd
     try:
