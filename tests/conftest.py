@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,8 @@ DBT = str(Path(sys.executable).with_name("dbt"))
 # Tests change warehouse files between dbt runs, so every dbt the tests start builds in place;
 # tests/spine/test_publish.py covers the publishing a user's build does.
 os.environ["LOFT_BUILD_IN_PLACE"] = "1"
+# One gold SQL cache for the session (filled by its first build), not the developer's.
+os.environ["LOFT_CACHE_DIR"] = tempfile.mkdtemp(prefix="loft-test-cache-")
 
 
 def run_dbt(

@@ -1,4 +1,8 @@
-"""SentencePiece token counts, computed once per distinct text per process."""
+"""SentencePiece token counts, computed once per distinct text per process.
+
+Texts are encoded ENCODE_CHUNK at a time and only each one's length is kept, so counting a
+100M-token corpus holds one chunk's token ids at a time, not every id of the corpus.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import sentencepiece as spm
+
+ENCODE_CHUNK = 2048
 
 
 class TokenCounter:
@@ -31,16 +37,22 @@ class TokenCounter:
         with self._lock:
             todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in self._cache}
             if todo:
-                pieces = self._processor.encode(list(todo.values()), num_threads=2)
-                for key, ids in zip(todo, pieces, strict=True):
-                    self._cache[key] = len(ids)
+                for key, length in zip(todo, self._lengths(list(todo.values())), strict=True):
+                    self._cache[key] = length
+                    self.encoded_tokens += length
                 self.encoded_texts += len(todo)
-                self.encoded_tokens += sum(len(ids) for ids in pieces)
             return [self._cache[k] for k in keys]
+
+    def _lengths(self, texts: list[str]) -> list[int]:
+        lengths: list[int] = []
+        for start in range(0, len(texts), ENCODE_CHUNK):
+            ids = self._processor.encode(texts[start : start + ENCODE_CHUNK], num_threads=2)
+            lengths.extend(len(piece) for piece in ids)
+        return lengths
 
     def encode_raw(self, texts: Sequence[str]) -> int:
         """Encode without the cache (for throughput baselines); returns the token total."""
-        return sum(len(ids) for ids in self._processor.encode(list(texts), num_threads=2))
+        return sum(self._lengths(list(texts)))
 
 
 _COUNTERS: dict[Path, TokenCounter] = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import query
+from tests.conftest import query, run_dbt
 
 
 def test_arguana_is_taken_as_released(spine_warehouse: Path) -> None:
@@ -106,6 +106,12 @@ def test_every_corpus_fits_its_budget(spine_warehouse: Path) -> None:
         "union all select * from loft_128k.corpus_stats where n_tokens > budget",
     )
     assert over == []
+    flagged = query(
+        spine_warehouse,
+        "select count(*) from loft_32k.corpus_stats where not within_budget "
+        "union all select count(*) from loft_128k.corpus_stats where not within_budget",
+    )
+    assert flagged == [(0,), (0,)]
     budgets = dict(query(spine_warehouse, "select distinct context_length, budget from loft_32k.corpus_stats"))
     assert budgets["32k"] == 28_800 and budgets["2k"] == 1_800
 
@@ -117,3 +123,29 @@ def test_doc_ids_are_dense(spine_warehouse: Path) -> None:
         "having min(doc_id) <> 0 or max(doc_id) <> count(*) - 1",
     )
     assert gaps == []
+
+
+def test_a_release_corpus_far_over_its_budget_is_flagged_and_warned_not_complete(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """ArguAna's 128k release corpus dropped into its 32k folder: 4x the 32k budget."""
+    root = tmp_path / "data"
+    release = root / "loft" / "retrieval" / "arguana" / "32k"
+    release.mkdir(parents=True)
+    source = shared_data / "loft" / "retrieval" / "arguana"
+    for name in ("few_shot_queries.jsonl", "dev_queries.jsonl", "test_queries.jsonl"):
+        (release / name).symlink_to(source / "32k" / name)
+    (release / "corpus.jsonl").symlink_to(source / "128k" / "corpus.jsonl")
+    (root / "tokenizers").symlink_to(shared_data / "tokenizers")
+    database = tmp_path / "w.duckdb"
+    result = run_dbt(["build", "--select", "+loft_32k__corpus_stats", "--vars", f"{{data_dir: {root}}}"], database)
+    assert result.returncode == 0, result.stdout[-5000:]
+    warned = [line for line in result.stdout.splitlines() if "WARN" in line and "release_within_budget" in line]
+    assert warned, result.stdout[-3000:]
+    ((n_tokens, budget, within, complete),) = query(
+        database,
+        "select n_tokens, budget, within_budget, is_complete from loft_32k.corpus_stats "
+        "where dataset = 'arguana' and context_length = '32k'",
+    )
+    assert n_tokens > 1.4 * budget
+    assert (within, complete) == (False, False)

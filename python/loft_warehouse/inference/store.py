@@ -162,7 +162,7 @@ class ResponseStore:
         self._committing = False
         # The busy timeout first: two builds opening one new store at once must wait, not fail.
         self._con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
-        self._con.execute("PRAGMA journal_mode=WAL")
+        _wal_mode(self._con)
         self._con.execute("PRAGMA synchronous=FULL")
         columns = ", ".join(
             f"{name} {_COLUMN_TYPES.get(name, 'TEXT')}" + (" PRIMARY KEY" if name == "request_key" else "")
@@ -386,6 +386,20 @@ class ResponseStore:
         """Number of stored rows."""
         with self._lock:
             return int(self._con.execute("SELECT count(*) FROM responses").fetchone()[0])
+
+
+def _wal_mode(con: sqlite3.Connection, wait_s: float = 30.0) -> None:
+    """Switch to WAL. Changing the journal mode does not wait on the busy handler: while another
+    build creates the same new store, SQLite answers 'locked' at once, so this waits itself."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _is_final(response: StoredResponse, retry_errors: bool) -> bool:

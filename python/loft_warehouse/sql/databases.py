@@ -95,6 +95,15 @@ def _databases(folder: Path, tables_json: Path) -> dict[str, Dump]:
     return found
 
 
+def dump_paths(root: Path) -> dict[str, Path]:
+    """Every dump file keyed by Spider db_id, as databases() keys them, without parsing one."""
+    folder = dump_dir(root).resolve()
+    if not folder.is_dir():
+        raise BadInputError(folder, None, "folder of Spider database dumps not found")
+    canonical = _canonical_ids(root.resolve())
+    return {canonical.get(path.stem.lower(), path.stem): path for path in sorted(folder.glob("*.sql"))}
+
+
 def databases(root: Path) -> dict[str, Dump]:
     """Every dumped database keyed by Spider db_id (parsed once per process)."""
     return _databases(dump_dir(root).resolve(), (root / SPIDER_TABLES).resolve())

@@ -48,7 +48,8 @@ from loft_warehouse import registry, settings
 from loft_warehouse.inference.flow import Progress
 from loft_warehouse.readers import read_json
 from loft_warehouse.sources import sparc, spider
-from loft_warehouse.sql import databases, rewrite
+from loft_warehouse.sql import databases, gold_cache, rewrite
+from loft_warehouse.sql.gold_cache import GoldCache
 from loft_warehouse.sql.rewrite import RewriteError, Schema
 from loft_warehouse.sql.sqlite_order import sqlite_row_order
 
@@ -363,6 +364,8 @@ def execute_sql(
         "disagreement_cause": disagreement_cause(duck, lite, ordered_ok, tie_at_limit, arbitrary),
         "eligible": reason is None,
         "exclusion_reason": reason,
+        # Not a column: cut short by the timeout in either engine, so not kept by the cache.
+        "interrupted": any("interrupt" in (run.error or "").lower() for run in (duck, lite)),
     }
 
 
@@ -381,50 +384,65 @@ def _missing_database(query: GoldQuery) -> dict[str, Any]:
     return row
 
 
-def execute_all(root: Path) -> list[dict[str, Any]]:
+def execute_all(root: Path, cache: GoldCache | None = None) -> list[dict[str, Any]]:
     """Rows of the gold table for every query turn, in source order.
 
     The same SQL over the same database (Spider pairs questions; SParC repeats turns) is
-    executed once.
+    executed once; with a cache, only what it does not hold is (and the dumps are parsed only
+    then).
     """
+    paths = databases.dump_paths(root)
+    dump_sha = {db: gold_cache.file_sha256(path) for db, path in paths.items()}
+    queries = gold_queries(root)
+    keys = {
+        (q.db_id, q.gold_sql): gold_cache.cache_key(q.gold_sql, dump_sha[q.db_id]) for q in queries if q.db_id in paths
+    }
+    done = {(q.db_id, q.gold_sql): _missing_database(q) for q in queries if q.db_id not in paths}
+    if cache is not None:
+        cached = cache.get(keys.values())
+        done.update({pair: cached[key] for pair, key in keys.items() if key in cached})
+    missing = [q for q in queries if (q.db_id, q.gold_sql) not in done]
+    if missing:
+        done.update(_execute(root, missing))
+        if cache is not None:
+            cache.put({keys[pair]: done[pair] for pair in keys if pair in done})
+    rows = [
+        {**done[(q.db_id, q.gold_sql)], "dataset": q.dataset, "qid": q.qid, "turn": q.turn, "db_id": q.db_id,
+         "gold_sql": q.gold_sql}
+        for q in queries
+    ]  # fmt: skip
+    failing = {(r["dataset"], r["qid"]) for r in rows if not r["eligible"]}
+    for r in rows:
+        r["query_eligible"] = (r["dataset"], r["qid"]) not in failing
+    return rows
+
+
+def _execute(root: Path, queries: list[GoldQuery]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Each distinct (database, gold SQL) of these turns executed in both engines."""
     all_schemas = schemas(root)
     lite_cons: dict[str, sqlite3.Connection] = {}
     done: dict[tuple[str, str], dict[str, Any]] = {}
-    rows = []
-    queries = gold_queries(root)
     progress = Progress("SQL gold execution", len(queries), unit="query", costs=False)
     for query in queries:
         progress.tick()
         key = (query.db_id, query.gold_sql)
         schema = all_schemas.get(query.db_id)
-        if key not in done:
-            if schema is None:
-                done[key] = _missing_database(query)
-            else:
-                if query.db_id not in lite_cons:
-                    lite_cons[query.db_id] = databases.sqlite_database(root, query.db_id)
-                duck_con = databases.duckdb_database(root, query.db_id).cursor()
-                try:
-                    done[key] = execute_sql(query.gold_sql, schema, duck_con, lite_cons[query.db_id])
-                finally:
-                    duck_con.close()
-        rows.append(
-            {
-                **done[key],
-                "dataset": query.dataset,
-                "qid": query.qid,
-                "turn": query.turn,
-                "db_id": query.db_id,
-                "gold_sql": query.gold_sql,
-            }
-        )
+        if key in done:
+            continue
+        if schema is None:
+            done[key] = _missing_database(query)
+            continue
+        if query.db_id not in lite_cons:
+            lite_cons[query.db_id] = databases.sqlite_database(root, query.db_id)
+        duck_con = databases.duckdb_database(root, query.db_id).cursor()
+        try:
+            done[key] = execute_sql(query.gold_sql, schema, duck_con, lite_cons[query.db_id])
+        finally:
+            duck_con.close()
     for con in lite_cons.values():
         con.close()
     progress.finish()
-    failing = {(r["dataset"], r["qid"]) for r in rows if not r["eligible"]}
-    for r in rows:
-        r["query_eligible"] = (r["dataset"], r["qid"]) not in failing
-    return rows
+    return done
 
 
 _FRAMES: dict[str, pl.DataFrame] = {}
@@ -449,6 +467,10 @@ def gold_frame(data_dir: str | Path | None = None, datasets: str | list[str] | N
     key = str(root.resolve())
     with _FRAMES_LOCK:
         if key not in _FRAMES:
-            _FRAMES[key] = pl.DataFrame(execute_all(root), schema=GOLD_SCHEMA)
+            cache = GoldCache()
+            try:
+                _FRAMES[key] = pl.DataFrame(execute_all(root, cache), schema=GOLD_SCHEMA)
+            finally:
+                cache.close()
         frame = _FRAMES[key]
     return frame.filter(pl.col("dataset").is_in(sorted(keep))) if keep else frame
