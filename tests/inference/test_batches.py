@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -174,6 +175,7 @@ def test_a_submit_lost_in_flight_is_found_at_the_provider_not_sent_again(tmp_pat
 
 KILLED_BUILD = """
 import sys
+import threading
 from pathlib import Path
 from loft_warehouse.cli import main
 from loft_warehouse.inference import runner
@@ -222,3 +224,36 @@ def test_a_line_separator_inside_a_prompt_or_an_answer_does_not_cut_a_jsonl_line
     landed = build(tmp_path, store, prompts)
     assert set(landed["status"]) == {"ok"}
     assert set(landed["raw_text"]) == {"Final Answer: ['a\u2028b']"}
+
+
+def test_two_builds_batching_at_once_on_one_store_submit_each_request_once(tmp_path, api_env):
+    state = api_env.state
+    state.batch_create_delay_s = 0.5
+    frames: dict[str, pl.DataFrame] = {}
+    lines: list[str] = []
+
+    def one_build(name: str) -> None:
+        with ResponseStore(tmp_path / "shared.sqlite") as shared:
+            frames[name] = build(tmp_path, shared, lines=lines)
+
+    threads = [threading.Thread(target=one_build, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(state.batch_creates()) == 3
+    assert sorted(frames) == ["a", "b"]
+    for frame in frames.values():
+        assert set(frame["status"]) == {"batch_pending"} and frame["batch_id"].null_count() == 0
+    assert (
+        frames["a"]
+        .select("system", "prompt_id", "batch_id")
+        .sort("system", "prompt_id")
+        .equals(frames["b"].select("system", "prompt_id", "batch_id").sort("system", "prompt_id"))
+    )
+    assert sum("already in a batch another build just submitted" in line for line in lines) == 3
+    state.batch_create_delay_s = 0.0
+    state.complete_batches()
+    with ResponseStore(tmp_path / "shared.sqlite") as shared:
+        assert set(build(tmp_path, shared)["status"]) == {"ok"}
+    assert len(state.batch_creates()) == 3

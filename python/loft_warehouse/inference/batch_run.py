@@ -208,7 +208,14 @@ class BatchWork:
         for chunk in self.chunks(requests):
             batch_id = uuid.uuid4().hex[:16]
             entries = [(r.key, json.dumps({f: r.row[f] for f in ROW_FIELDS}, default=str)) for r in chunk]
-            self.store.record_batch(batch_id, name, self.system.provider, entries)
+            taken = self.store.record_batch(batch_id, name, self.system.provider, entries)
+            held = {key: taken[key] for key, _ in entries if key in taken}
+            if held:
+                batch_of.update(held)
+                self.emit(f"{name}: {len(held)} request(s) are already in a batch another build just submitted")
+                chunk = [r for r in chunk if r.key not in held]
+                if not chunk:
+                    continue
             try:
                 # Never retried here: a submit that timed out may have created the batch, and
                 # the next build's find() tells.

@@ -327,25 +327,40 @@ class ResponseStore:
             values = self._con.execute(f"SELECT {', '.join(COLUMNS)} FROM responses").fetchall()
         return (StoredResponse(*v) for v in values)
 
-    def record_batch(self, batch_id: str, system: str, provider: str, entries: list[tuple[str, str]]) -> None:
+    def record_batch(self, batch_id: str, system: str, provider: str, entries: list[tuple[str, str]]) -> dict[str, str]:
         """Store a batch about to be submitted (state 'submitting') with its (request_key,
-        prompt row JSON) entries, in one commit: from here on a rerun never submits them again."""
+        prompt row JSON) entries, in one commit: from here on no build submits them again.
+
+        Keys already in an open batch of the system (another build sharing the store just
+        recorded them) are left out; returns those keys with the batch that holds them. A batch
+        left with no key is not recorded."""
         with self._lock:
             self._con.execute("BEGIN IMMEDIATE")
             try:
-                self._con.execute(
-                    "INSERT INTO batches (batch_id, system, provider, state, n_requests, submitted_at, updated_at) "
-                    "VALUES (?, ?, ?, 'submitting', ?, ?, ?)",
-                    [batch_id, system, provider, len(entries), time.time(), now_utc()],
+                states = ", ".join(f"'{state}'" for state in OPEN_BATCH_STATES)
+                taken = dict(
+                    self._con.execute(
+                        "SELECT r.request_key, r.batch_id FROM batch_requests AS r JOIN batches AS b USING (batch_id) "
+                        f"WHERE b.system = ? AND b.state IN ({states})",
+                        [system],
+                    ).fetchall()
                 )
-                self._con.executemany(
-                    "INSERT INTO batch_requests VALUES (?, ?, ?)", [(batch_id, key, row) for key, row in entries]
-                )
+                entries = [(key, row) for key, row in entries if key not in taken]
+                if entries:
+                    self._con.execute(
+                        "INSERT INTO batches (batch_id, system, provider, state, n_requests, submitted_at, updated_at) "
+                        "VALUES (?, ?, ?, 'submitting', ?, ?, ?)",
+                        [batch_id, system, provider, len(entries), time.time(), now_utc()],
+                    )
+                    self._con.executemany(
+                        "INSERT INTO batch_requests VALUES (?, ?, ?)", [(batch_id, key, row) for key, row in entries]
+                    )
                 self._con.execute("COMMIT")
             except BaseException:
                 if self._con.in_transaction:
                     self._con.execute("ROLLBACK")
                 raise
+        return taken
 
     def update_batch(self, batch_id: str, **values: object) -> None:
         """Set some of a batch's columns (state, provider_batch_id, counts, cost, error)."""
