@@ -11,9 +11,9 @@ provider accepting a batch and the store recording its id finds it instead of pa
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from loft_warehouse.inference.providers.base import Completion, PermanentError, Request, RetryableError
 from loft_warehouse.inference.systems import System
@@ -22,13 +22,16 @@ from loft_warehouse.inference.systems import System
 LIMITS = {"openai": (50_000, 190_000_000), "anthropic": (100_000, 250_000_000), "gemini": (10_000, 19_000_000)}
 # How far the provider's clock and ours may disagree when an unlabelled batch is looked up.
 FIND_SLACK_S = 120.0
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class BatchState:
-    """What the provider says of a batch: its own state word, whether processing ended,
-    whether the whole batch failed, and its request counts."""
+    """What the provider says of a batch: its id and own state word, whether processing ended,
+    whether the whole batch failed, its request counts, and the object the provider returned
+    (`handle`: its output file ids or inlined results, read by results() without asking again)."""
 
+    provider_batch_id: str
     provider_state: str
     ended: bool
     failed: bool = False
@@ -37,6 +40,7 @@ class BatchState:
     expired: int | None = None
     canceled: int | None = None
     error: str | None = None
+    handle: Any = None
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,10 @@ class BatchResult:
 
 
 class BatchClient(Protocol):
-    """A provider's batch API."""
+    """A provider's batch API; call() runs one of its operations with the provider's own
+    mapping of errors (retryable, refused, other)."""
+
+    def call(self, action: Callable[[], T]) -> T: ...
 
     def submit(self, batch_id: str, requests: list[Request]) -> str: ...
 
@@ -60,7 +67,7 @@ class BatchClient(Protocol):
 
     def state(self, provider_batch_id: str) -> BatchState: ...
 
-    def results(self, provider_batch_id: str, keys: list[str]) -> Iterator[BatchResult]: ...
+    def results(self, state: BatchState, keys: list[str]) -> Iterator[BatchResult]: ...
 
     def close(self) -> None: ...
 
@@ -79,6 +86,9 @@ class OpenAIBatches:
 
         self.chat = OpenAIChatProvider(system)
         self.client = self.chat.client
+
+    def call(self, action: Callable[[], T]) -> T:
+        return self.chat._call(action)
 
     def submit(self, batch_id: str, requests: list[Request]) -> str:
         lines = [
@@ -111,20 +121,22 @@ class OpenAIBatches:
         counts = batch.request_counts
         errors = "; ".join(e.message or "" for e in (batch.errors.data or [])) if batch.errors else None
         return BatchState(
+            provider_batch_id,
             batch.status,
             ended=batch.status in ("completed", "failed", "expired", "cancelled"),
             failed=batch.status == "failed",
             succeeded=counts.completed if counts else None,
             errored=counts.failed if counts else None,
             error=errors or None,
+            handle=batch,
         )
 
-    def results(self, provider_batch_id: str, keys: list[str]) -> Iterator[BatchResult]:
+    def results(self, state: BatchState, keys: list[str]) -> Iterator[BatchResult]:
         from openai.types.chat import ChatCompletion
 
         from loft_warehouse.inference.providers.openai_chat import _completion
 
-        batch = self.client.batches.retrieve(provider_batch_id)
+        batch = state.handle
         for file_id in (batch.output_file_id, batch.error_file_id):
             if not file_id:
                 continue
@@ -165,6 +177,9 @@ class AnthropicBatches:
         self.messages = AnthropicProvider(system)
         self.client = self.messages.client
 
+    def call(self, action: Callable[[], T]) -> T:
+        return self.messages._call(action)
+
     def submit(self, batch_id: str, requests: list[Request]) -> str:
         batch = self.client.messages.batches.create(
             requests=[{"custom_id": r.key, "params": self.messages.params(r)} for r in requests]  # type: ignore[typeddict-item]
@@ -185,6 +200,7 @@ class AnthropicBatches:
         batch = self.client.messages.batches.retrieve(provider_batch_id)
         counts = batch.request_counts
         return BatchState(
+            provider_batch_id,
             batch.processing_status,
             ended=batch.processing_status == "ended",
             succeeded=counts.succeeded,
@@ -193,10 +209,10 @@ class AnthropicBatches:
             canceled=counts.canceled,
         )
 
-    def results(self, provider_batch_id: str, keys: list[str]) -> Iterator[BatchResult]:
+    def results(self, state: BatchState, keys: list[str]) -> Iterator[BatchResult]:
         from loft_warehouse.inference.providers.anthropic_messages import completion_of
 
-        for item in self.client.messages.batches.results(provider_batch_id):
+        for item in self.client.messages.batches.results(state.provider_batch_id):
             result = item.result
             if result.type == "succeeded":
                 try:
@@ -223,6 +239,10 @@ class GeminiBatches:
 
         self.gemini = GeminiProvider(system)
         self.client = self.gemini.client
+
+    def call(self, action: Callable[[], T]) -> T:
+        result: T = self.gemini._call(action)
+        return result
 
     def submit(self, batch_id: str, requests: list[Request]) -> str:
         from google.genai import types
@@ -255,12 +275,14 @@ class GeminiBatches:
         name = getattr(job.state, "name", None) or str(job.state)
         ended = name in ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED")
         error = job.error.message if job.error else None
-        return BatchState(name, ended=ended, failed=name == "JOB_STATE_FAILED", error=error)
+        return BatchState(
+            provider_batch_id, name, ended=ended, failed=name == "JOB_STATE_FAILED", error=error, handle=job
+        )
 
-    def results(self, provider_batch_id: str, keys: list[str]) -> Iterator[BatchResult]:
+    def results(self, state: BatchState, keys: list[str]) -> Iterator[BatchResult]:
         from loft_warehouse.inference.providers.gemini import completion_of
 
-        job = self.client.batches.get(name=provider_batch_id)
+        job = state.handle
         responses = (job.dest.inlined_responses if job.dest else None) or []
         for index, item in enumerate(responses):
             key = (item.metadata or {}).get("key") or (keys[index] if index < len(keys) else None)
@@ -280,7 +302,9 @@ class GeminiBatches:
         self.gemini.close()
 
 
-def batch_client(system: System) -> Any:
+def batch_client(system: System) -> BatchClient:
     """The batch API client of a batch-mode system."""
-    clients = {"openai": OpenAIBatches, "anthropic": AnthropicBatches, "gemini": GeminiBatches}
+    clients: dict[str, Callable[[System], BatchClient]] = {
+        "openai": OpenAIBatches, "anthropic": AnthropicBatches, "gemini": GeminiBatches,
+    }  # fmt: skip
     return clients[system.provider](system)

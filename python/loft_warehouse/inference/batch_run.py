@@ -20,32 +20,23 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from loft_warehouse.inference.batch_clients import LIMITS, BatchClient, BatchResult, batch_client, body_size
+from loft_warehouse.inference.batch_clients import (
+    LIMITS,
+    BatchClient,
+    BatchResult,
+    BatchState,
+    batch_client,
+    body_size,
+)
 from loft_warehouse.inference.flow import call_with_retries
 from loft_warehouse.inference.providers.base import PermanentError, RejectedError, Request, RetryableError
-from loft_warehouse.inference.store import BATCH_PENDING, REJECTED, StoredResponse, now_utc
+from loft_warehouse.inference.store import BATCH_PENDING, REJECTED, StoredResponse
 
 if TYPE_CHECKING:
     from loft_warehouse.inference.runner import Conversation, Outcome, SystemRun
 
 T = TypeVar("T")
 ROW_FIELDS = ("prompt_id", "task", "dataset", "corpus_id", "variant", "split", "qid", "turn")
-
-
-def mapped(action: Callable[[], T]) -> T:
-    """Run a batch API call, mapping the SDKs' errors onto the flow's two kinds."""
-    try:
-        return action()
-    except (RetryableError, PermanentError):
-        raise
-    except Exception as exc:  # noqa: BLE001 - every SDK's errors, sorted by status below
-        status = getattr(exc, "status_code", None) or getattr(exc, "code", None)
-        message = f"{type(exc).__name__}: {exc}"[:500]
-        if isinstance(status, int) and 400 <= status < 500 and status not in (408, 429):
-            raise RejectedError(message) from exc
-        if isinstance(status, int) or "Timeout" in type(exc).__name__ or "Connection" in type(exc).__name__:
-            raise RetryableError(message) from exc
-        raise PermanentError(message) from exc
 
 
 class BatchWork:
@@ -60,7 +51,8 @@ class BatchWork:
         self.refused: set[str] = set()
 
     def call(self, action: Callable[[], T]) -> T:
-        result, _ = call_with_retries(lambda: mapped(action), self.work.policy)
+        """A batch API operation, retried under the system's policy."""
+        result, _ = call_with_retries(lambda: self.client.call(action), self.work.policy)
         return result
 
     def collect(self) -> dict[str, str]:
@@ -101,16 +93,15 @@ class BatchWork:
                     f"{name}: batch {batch_id} ({provider_id}) is {state.provider_state}: {len(entries)} requests"
                 )
                 continue
-            self._store_results(batch_id, str(provider_id), state.provider_state, state.failed, entries)
+            self._store_results(batch_id, state, entries)
         return waiting
 
-    def _store_results(
-        self, batch_id: str, provider_id: str, provider_state: str, failed: bool, entries: list[tuple[str, str]]
-    ) -> None:
+    def _store_results(self, batch_id: str, state: BatchState, entries: list[tuple[str, str]]) -> None:
         rows = {key: json.loads(row) for key, row in entries}
+        provider_id, provider_state = state.provider_batch_id, state.provider_state
         results: dict[str, BatchResult] = {}
-        if not failed:
-            for result in self.call(lambda: list(self.client.results(provider_id, list(rows)))):
+        if not state.failed:
+            for result in self.call(lambda: list(self.client.results(state, list(rows)))):
                 if result.request_key in rows:
                     results.setdefault(result.request_key, result)
         total = 0.0
@@ -123,7 +114,7 @@ class BatchWork:
             kinds[result.kind] = kinds.get(result.kind, 0) + 1
         self.store.update_batch(
             batch_id,
-            state="failed" if failed else "collected",
+            state="failed" if state.failed else "collected",
             n_succeeded=kinds.get("succeeded", 0),
             n_errored=kinds.get("errored", 0) + kinds.get("missing", 0),
             n_expired=kinds.get("expired", 0),
@@ -136,12 +127,9 @@ class BatchWork:
     def response(self, row: dict[str, Any], key: str, result: BatchResult, batch_id: str) -> StoredResponse:
         """A batch result as a response row: priced at the batch price; an unanswered request
         is an error (refused ones marked rejected, the rest sent again by a later build)."""
-        from loft_warehouse.inference.runner import completed
+        from loft_warehouse.inference.runner import _row_response, completed
 
-        base = StoredResponse(
-            request_key=key, system=self.system.name, status="error", attempts=1, batch_id=batch_id,
-            created_at=now_utc(), **{f: row[f] for f in ROW_FIELDS},
-        )  # fmt: skip
+        base = replace(_row_response(row, self.system, "error", key), attempts=1, batch_id=batch_id)
         if result.completion is not None:
             return completed(base, result.completion, self.work.prices, batch=True)
         finish = REJECTED if result.rejected else f"batch_{result.kind}"
@@ -180,11 +168,9 @@ class BatchWork:
 
     def pending(self, row: dict[str, Any], key: str | None) -> StoredResponse:
         """A row waiting in a batch (key: its request; None: waiting for an earlier turn)."""
-        fields: dict[str, Any] = {f: row[f] for f in ROW_FIELDS}
-        return StoredResponse(
-            request_key=key or "", system=self.system.name, status=BATCH_PENDING, created_at=now_utc(),
-            **{**fields, "turn": int(fields["turn"])},
-        )  # fmt: skip
+        from loft_warehouse.inference.runner import _row_response
+
+        return _row_response(row, self.system, BATCH_PENDING, key)
 
     def chunks(self, requests: list[Request]) -> list[list[Request]]:
         """Requests split under the provider's limits per batch (count and bytes)."""
@@ -219,7 +205,7 @@ class BatchWork:
             try:
                 # Never retried here: a submit that timed out may have created the batch, and
                 # the next build's find() tells.
-                provider_id = mapped(functools.partial(self.client.submit, batch_id, chunk))
+                provider_id = self.client.call(functools.partial(self.client.submit, batch_id, chunk))
             except RetryableError as exc:
                 self.emit(
                     f"WARNING: {name}: submitting batch {batch_id} failed ({self.system.scrub(str(exc))}); "

@@ -22,6 +22,7 @@ words, rounded down to 128, as cached_tokens.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import threading
@@ -528,19 +529,32 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, {"error": {"code": 404, "message": f"no cache {name}", "status": "NOT_FOUND"}})
 
+    def _generate(
+        self,
+        recorded_as: str,
+        body: dict[str, Any],
+        prompt: str,
+        reply: Callable[[str | None], dict[str, Any]],
+        sse: Callable[[dict[str, Any]], bytes],
+        stream: bool,
+    ) -> None:
+        """One generation request of any API: the next fault, the injected latency, then the
+        reply (built for the fault) as JSON or as its server-sent events."""
+        state = self.server.state
+        fault = state.next_fault(prompt)
+        self._record(recorded_as, body, fault)
+        self._wait(state.latency_s)
+        if self._fault_response(fault or "", recorded_as.split("_", 1)[0]):
+            return
+        if stream:
+            self._send(200, sse(reply(fault)), content_type="text/event-stream")
+        else:
+            self._send(200, reply(fault))
+
     def _openai_chat(self, body: dict[str, Any]) -> None:
         state = self.server.state
-        prompt = _openai_prompt(body)
-        fault = state.next_fault(prompt)
-        self._record("openai_chat", body, fault)
-        self._wait(state.latency_s)
-        if self._fault_response(fault or "", "openai"):
-            return
-        reply = openai_reply(state, body, fault)
-        if body.get("stream"):
-            self._send(200, sse_openai(reply), content_type="text/event-stream")
-        else:
-            self._send(200, reply)
+        reply = functools.partial(openai_reply, state, body)
+        self._generate("openai_chat", body, _openai_prompt(body), reply, sse_openai, bool(body.get("stream")))
 
     def _gemini_generate(self, path: str, body: dict[str, Any], stream: bool = False) -> None:
         state = self.server.state
@@ -552,32 +566,17 @@ class _Handler(BaseHTTPRequestHandler):
             error = {"code": 400, "message": f"no cache {cache_name}", "status": "INVALID_ARGUMENT"}
             self._send(400, {"error": error})
             return
-        prompt = cached_text + _gemini_text(body.get("contents"))
-        fault = state.next_fault(prompt)
-        self._record("gemini_generate", body, fault)
-        self._wait(state.latency_s)
-        if self._fault_response(fault or "", "gemini"):
-            return
         model = path.rsplit("/", 1)[-1].split(":")[0]
-        reply = gemini_reply(state, model, body, cached_text, fault)
-        if stream:
-            self._send(200, sse_gemini(reply), content_type="text/event-stream")
-        else:
-            self._send(200, reply)
+        reply = functools.partial(gemini_reply, state, model, body, cached_text)
+        prompt = cached_text + _gemini_text(body.get("contents"))
+        self._generate("gemini_generate", body, prompt, reply, sse_gemini, stream)
 
     def _anthropic_messages(self, body: dict[str, Any]) -> None:
         state = self.server.state
-        prompt = _anthropic_prompt(body)
-        fault = state.next_fault(prompt)
-        self._record("anthropic_messages", body, fault)
-        self._wait(state.latency_s)
-        if self._fault_response(fault or "", "anthropic"):
-            return
-        reply = anthropic_reply(state, body, fault)
-        if body.get("stream"):
-            self._send(200, sse_anthropic(reply), content_type="text/event-stream")
-        else:
-            self._send(200, reply)
+        reply = functools.partial(anthropic_reply, state, body)
+        self._generate(
+            "anthropic_messages", body, _anthropic_prompt(body), reply, sse_anthropic, bool(body.get("stream"))
+        )
 
     def _gemini_create_cache(self, body: dict[str, Any]) -> None:
         self._record("gemini_cache_create", body)

@@ -558,12 +558,11 @@ def run(
                 system, inputs, store, prices, parse, emit, window, split.recheck, chosen.name, retry_errors
             )
             convs = conversations(rows)
-            batches = None
-            if system.mode == "batch":
-                batches = BatchWork(work, emit)
+            batch = system.mode == "batch"
+            batches = BatchWork(work, emit) if batch else None
+            if batches is not None:
                 work.in_batches = batches.collect()
             pending = work.pending(convs)
-            batch = system.mode == "batch"
             for row in pending:
                 tokens = int(row["n_tokens_total"] or 0)
                 spend = cost.actual_cost(prices, tokens, 0, system.expected_output_tokens, batch=batch)

@@ -64,6 +64,7 @@ BATCH_COLUMNS = {
 # provider's hands), collected (results stored), failed (the provider refused or lost the whole
 # batch: its requests are errors), abandoned (never reached the provider).
 OPEN_BATCH_STATES = ("submitting", "submitted")
+_OPEN_BATCH_STATES_SQL = ", ".join(f"'{state}'" for state in OPEN_BATCH_STATES)
 
 
 @dataclass
@@ -337,11 +338,10 @@ class ResponseStore:
         with self._lock:
             self._con.execute("BEGIN IMMEDIATE")
             try:
-                states = ", ".join(f"'{state}'" for state in OPEN_BATCH_STATES)
                 taken = dict(
                     self._con.execute(
                         "SELECT r.request_key, r.batch_id FROM batch_requests AS r JOIN batches AS b USING (batch_id) "
-                        f"WHERE b.system = ? AND b.state IN ({states})",
+                        f"WHERE b.system = ? AND b.state IN ({_OPEN_BATCH_STATES_SQL})",
                         [system],
                     ).fetchall()
                 )
@@ -380,7 +380,7 @@ class ResponseStore:
             where.append("system = ?")
             params.append(system)
         if open_only:
-            where.append(f"state IN ({', '.join(repr(s) for s in OPEN_BATCH_STATES)})")
+            where.append(f"state IN ({_OPEN_BATCH_STATES_SQL})")
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         with self._lock:
             rows = self._con.execute(

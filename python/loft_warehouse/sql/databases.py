@@ -81,32 +81,26 @@ def _canonical_ids(root: Path) -> dict[str, str]:
     return {entry["db_id"].lower(): entry["db_id"] for entry in read_json(path)}
 
 
-@cache
-def _databases(folder: Path, tables_json: Path) -> dict[str, Dump]:
-    if not folder.is_dir():
-        raise BadInputError(folder, None, "folder of Spider database dumps not found")
-    canonical = _canonical_ids(tables_json.parents[2]) if tables_json.exists() else {}
-    found: dict[str, Dump] = {}
-    for path in sorted(folder.glob("*.sql")):
-        dump = parse_dump(path)
-        found[canonical.get(dump.name.lower(), dump.name)] = dump
-    if not found:
-        raise BadInputError(folder, None, "no *.sql dumps found")
-    return found
-
-
 def dump_paths(root: Path) -> dict[str, Path]:
-    """Every dump file keyed by Spider db_id, as databases() keys them, without parsing one."""
+    """Every dump file keyed by Spider db_id (the file name in Spider's spelling), unparsed."""
     folder = dump_dir(root).resolve()
     if not folder.is_dir():
         raise BadInputError(folder, None, "folder of Spider database dumps not found")
-    canonical = _canonical_ids(root.resolve())
+    canonical = _canonical_ids(root)
     return {canonical.get(path.stem.lower(), path.stem): path for path in sorted(folder.glob("*.sql"))}
+
+
+@cache
+def _databases(root: Path) -> dict[str, Dump]:
+    found = {db_id: parse_dump(path) for db_id, path in dump_paths(root).items()}
+    if not found:
+        raise BadInputError(dump_dir(root).resolve(), None, "no *.sql dumps found")
+    return found
 
 
 def databases(root: Path) -> dict[str, Dump]:
     """Every dumped database keyed by Spider db_id (parsed once per process)."""
-    return _databases(dump_dir(root).resolve(), (root / SPIDER_TABLES).resolve())
+    return _databases(root.resolve())
 
 
 def _text_columns(table: Table, path: Path) -> list[list[str | None]]:

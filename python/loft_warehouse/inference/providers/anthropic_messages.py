@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import anthropic
 from anthropic.types import Message
@@ -31,6 +32,7 @@ from loft_warehouse.inference.systems import System
 # Claude needs max_tokens on every request; this is used when the system sets none.
 DEFAULT_MAX_TOKENS = 1024
 BLOCKED_STOP_REASONS = ("refusal",)
+T = TypeVar("T")
 
 
 class AnthropicProvider:
@@ -88,9 +90,10 @@ class AnthropicProvider:
         if sampling:
             params["extra_body"] = sampling
         started = time.monotonic()
-        try:
-            if not self.system.stream:
-                return completion_of(self.client.messages.create(**params), None)
+        if not self.system.stream:
+            return self._call(lambda: completion_of(self.client.messages.create(**params), None))
+
+        def streamed() -> Completion:
             ttft = None
             with self.client.messages.stream(**params) as stream:
                 for piece in stream.text_stream:
@@ -98,6 +101,14 @@ class AnthropicProvider:
                         ttft = round(time.monotonic() - started, 6)
                 message = stream.get_final_message()
             return completion_of(message, ttft)
+
+        return self._call(streamed)
+
+    def _call(self, action: Callable[[], T]) -> T:
+        """Run a call of this client (a request, a batch operation), mapping its errors onto
+        the flow's two kinds."""
+        try:
+            return action()
         except anthropic.APIStatusError as exc:
             if exc.status_code in (408, 429) or exc.status_code >= 500:
                 raise RetryableError(

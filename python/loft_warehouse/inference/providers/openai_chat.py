@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import openai
 from openai.types import CompletionUsage
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
 
 BLOCKED_FINISH_REASONS = ("content_filter",)
+T = TypeVar("T")
 
 
 class OpenAIChatProvider:
@@ -64,20 +65,30 @@ class OpenAIChatProvider:
     def complete(self, request: Request) -> Completion:
         messages = cast("list[ChatCompletionMessageParam]", list(request.messages))
         started = time.monotonic()
-        try:
-            if self.system.stream:
-                chunks = self.client.chat.completions.create(
-                    model=self.system.model,
-                    messages=messages,
-                    stream=True,
-                    stream_options={"include_usage": True},
-                    **self._settings(),
+        if self.system.stream:
+            return self._call(
+                lambda: _streamed(
+                    self.client.chat.completions.create(
+                        model=self.system.model,
+                        messages=messages,
+                        stream=True,
+                        stream_options={"include_usage": True},
+                        **self._settings(),
+                    ),
+                    started,
                 )
-                return _streamed(chunks, started)
-            response = self.client.chat.completions.create(
-                model=self.system.model, messages=messages, **self._settings()
             )
-            return _completion(response)
+        return self._call(
+            lambda: _completion(
+                self.client.chat.completions.create(model=self.system.model, messages=messages, **self._settings())
+            )
+        )
+
+    def _call(self, action: Callable[[], T]) -> T:
+        """Run a call of this client (a request, a batch operation), mapping its errors onto
+        the flow's two kinds."""
+        try:
+            return action()
         except openai.APIStatusError as exc:
             if exc.status_code == 429 or exc.status_code >= 500 or exc.status_code == 408:
                 raise RetryableError(
@@ -113,11 +124,9 @@ def _streamed(chunks: Iterable[ChatCompletionChunk], started: float) -> Completi
     chunk (stream_options.include_usage). A stream with no chunk is malformed."""
     pieces: list[str] = []
     finish = usage = ttft = None
-    seen = False
     for chunk in chunks:
         if not isinstance(chunk, ChatCompletionChunk):
             raise TypeError(f"a {type(chunk).__name__} chunk, not a chat completion chunk")
-        seen = True
         usage = chunk.usage or usage
         for choice in chunk.choices[:1]:
             piece = choice.delta.content if choice.delta else None
@@ -126,7 +135,7 @@ def _streamed(chunks: Iterable[ChatCompletionChunk], started: float) -> Completi
                     ttft = round(time.monotonic() - started, 6)
                 pieces.append(piece)
             finish = choice.finish_reason or finish
-    if not seen or finish is None:
+    if finish is None:
         raise ValueError("the stream ended without a finish reason")
     return _result("".join(pieces) if pieces or finish not in ("length", *BLOCKED_FINISH_REASONS) else None,
                    finish, usage, ttft)  # fmt: skip
