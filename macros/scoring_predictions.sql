@@ -283,16 +283,17 @@ from (
                 select
                     *,
                     {% if strict -%}
-                    list_filter(
-                        list_transform({{ answer_column }}, lambda a: {{ scoring_python_strip('a') }}),
-                        lambda a, i: list_position(
-                            list_transform({{ answer_column }}, lambda b: {{ scoring_python_strip('b') }}), a
-                        ) = i
-                    )
+                    list_filter(stripped, lambda a, i: list_position(stripped, a) = i)
                     {%- else -%}
                     {{ answer_column }}
                     {%- endif %} as ids
-                from {{ answers_relation }}
+                from (
+                    select
+                        *{% if strict %},
+                        list_transform({{ answer_column }}, lambda a: {{ scoring_python_strip('a') }}) as stripped
+                        {%- endif %}
+                    from {{ answers_relation }}
+                )
             )
         )
     )

@@ -25,7 +25,37 @@
   removes every character str.isspace() holds for, where DuckDB's trim() removes spaces only.
 #}
 {% macro scoring_python_strip(expr) -%}
-    trim({{ expr }}, {% for code in [9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, 8198, 8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288] %}chr({{ code }}){{ ' || ' if not loop.last }}{% endfor %})
+    case when ord({{ expr }}) between 33 and 127 and ord(right({{ expr }}, 1)) between 33 and 127 then {{ expr }}
+    else trim({{ expr }}, {% for code in [9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, 8198, 8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288] %}chr({{ code }}){{ ' || ' if not loop.last }}{% endfor %}) end
+{%- endmacro %}
+
+
+{#
+  LOFT's answer normalisation (normalize.normalize_answer). NFD leaves ASCII text unchanged, so
+  ASCII text is normalised here (lower, no ASCII punctuation, articles to a space, whitespace as
+  str.split() sees it collapsed) and only other text goes to the Python function.
+#}
+{% macro scoring_normalize(expr) -%}
+    case when regexp_full_match({{ expr }}, '[\x00-\x7f]*')
+    then trim(regexp_replace(regexp_replace(regexp_replace(lower({{ expr }}), '[!-/:-@\[-`{-~]', '', 'g'),
+                                            '\b(a|an|the)\b', ' ', 'g'),
+                             '[\t\n\x0b\x0c\r\x1c-\x1f ]+', ' ', 'g'), ' ')
+    else loft_normalize({{ expr }}) end
+{%- endmacro %}
+
+
+{# Per gold, the 1-based positions of the predictions it matches (either string contains the other). #}
+{% macro scoring_match_lists(golds, preds) -%}
+    list_transform({{ golds }}, lambda g: list_filter(range(1, len({{ preds }}) + 1),
+                                                      lambda j: contains({{ preds }}[j], g) or contains(g, {{ preds }}[j])))
+{%- endmacro %}
+
+
+{# Golds matched one-to-one (metrics.assigned_matches): counted in SQL when no prediction matches two golds. #}
+{% macro scoring_assigned_matches(matches, golds, preds) -%}
+    case when len(flatten({{ matches }})) = len(list_distinct(flatten({{ matches }})))
+         then len(list_filter({{ matches }}, lambda m: len(m) > 0))
+         else loft_assigned_matches({{ golds }}, {{ preds }}) end
 {%- endmacro %}
 
 
@@ -172,10 +202,10 @@ base as (
 normalized as materialized (
     select
         *,
-        list_transform(gold, lambda g: loft_normalize(g)) as gold_norm,
-        list_filter(list_transform(gold, lambda g: loft_normalize(g)), lambda g: g <> '') as gold_norm_strict,
-        loft_normalize(answer_loft[1]) as first_loft,
-        loft_normalize(answer_strict[1]) as first_strict,
+        list_transform(gold, lambda g: {{ scoring_normalize('g') }}) as gold_norm,
+        list_filter(gold_norm, lambda g: g <> '') as gold_norm_strict,
+        {{ scoring_normalize('answer_loft[1]') }} as first_loft,
+        {{ scoring_normalize('answer_strict[1]') }} as first_strict,
         list_transform(gold, lambda g: loft_rr_words(g)) as gold_words,
         loft_rr_words(answer_loft[1]) as words_loft,
         loft_rr_words(answer_strict[1]) as words_strict,
@@ -234,7 +264,7 @@ from normalized
 {#
   RAG with several answers per question (QAMPARI, QUEST).
   subspan_em: every gold matched one-to-one (either string contains the other; linear sum
-  assignment in Python); em: answer set = gold set; coverage: distinct answers equal to a gold
+  assignment in Python, on the lists normalised here once); em: answer set = gold set; coverage: distinct answers equal to a gold
   over len(gold); set_precision / set_recall / set_f1 / set_accuracy: QUEST-LOFT set metrics
   (an empty side scores 1 only against an empty other side). loft: an empty answer scores 0 in
   em and subspan_em and, as upstream returns early with other keys, has an f1 row (0) and no
@@ -259,12 +289,9 @@ base as (
 normalized as materialized (
     select
         *,
-        list_transform(gold, lambda g: loft_normalize(g)) as gold_norm,
-        list_transform(answer_loft, lambda a: loft_normalize(a)) as pred_norm_loft,
-        list_distinct(list_filter(list_transform(gold, lambda g: loft_normalize(g)), lambda g: g <> ''))
-            as gold_set_strict,
-        list_distinct(list_filter(list_transform(answer_strict, lambda a: loft_normalize(a)), lambda a: a <> ''))
-            as pred_set_strict
+        list_transform(gold, lambda g: {{ scoring_normalize('g') }}) as gold_norm,
+        list_transform(answer_loft, lambda a: {{ scoring_normalize('a') }}) as pred_norm_loft,
+        list_transform(answer_strict, lambda a: {{ scoring_normalize('a') }}) as pred_norm_strict
     from base
 ),
 
@@ -272,8 +299,33 @@ sets as (
     select
         *,
         list_distinct(gold_norm) as gold_set_loft,
-        list_distinct(pred_norm_loft) as pred_set_loft
+        list_distinct(pred_norm_loft) as pred_set_loft,
+        list_distinct(list_filter(gold_norm, lambda g: g <> '')) as gold_set_strict,
+        list_distinct(list_filter(pred_norm_strict, lambda a: a <> '')) as pred_set_strict
     from normalized
+),
+
+{#- For each gold, the predictions it matches (either contains the other). When no prediction
+    matches two golds, the one-to-one assignment is every gold with a match; otherwise the
+    Python solver decides. #}
+match_lists as (
+    select
+        *,
+        {{ scoring_match_lists('gold_norm', 'pred_norm_loft') }} as matches_loft,
+        {{ scoring_match_lists('gold_set_strict', 'pred_set_strict') }} as matches_strict
+    from sets
+),
+
+assigned as materialized (
+    select
+        *,
+        case when len(answer_loft) = 0 then 0.0
+             else ({{ scoring_assigned_matches('matches_loft', 'gold_norm', 'pred_norm_loft') }}
+                   = len(gold_norm))::double end as subspan_loft,
+        (len(gold_set_strict) > 0
+         and {{ scoring_assigned_matches('matches_strict', 'gold_set_strict', 'pred_set_strict') }}
+             = len(gold_set_strict))::double as subspan_strict
+    from match_lists
 ),
 
 counted as (
@@ -281,7 +333,7 @@ counted as (
         *,
         len(list_filter(pred_set_loft, lambda a: list_contains(gold_set_loft, a))) as hits_loft,
         len(list_filter(pred_set_strict, lambda a: list_contains(gold_set_strict, a))) as hits_strict
-    from sets
+    from assigned
 ),
 
 set_scores as (
@@ -305,7 +357,7 @@ all_rows as (
         unnest([
             {
                 'metric': 'subspan_em', 'rule': 'loft', 'is_empty': empty_loft,
-                'value': loft_multi_subspan_em_loft(gold, answer_loft)
+                'value': subspan_loft
             },
             {
                 'metric': 'em', 'rule': 'loft', 'is_empty': empty_loft,
@@ -331,7 +383,7 @@ all_rows as (
             },
             {
                 'metric': 'subspan_em', 'rule': 'strict', 'is_empty': empty_strict,
-                'value': loft_multi_subspan_em_strict(gold, answer_strict)
+                'value': subspan_strict
             },
             {
                 'metric': 'em', 'rule': 'strict', 'is_empty': empty_strict,

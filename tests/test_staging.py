@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from loft_warehouse import registry, settings, staging
 from loft_warehouse.errors import BadInputError, ConfigurationError
@@ -227,3 +228,27 @@ def test_staged_memoises_per_setting(root, tokenizer):
     first = staging.staged(str(root), "128k", str(tokenizer), str(SEED))
     assert staging.staged(str(root), "128k", str(tokenizer), SEED) is first
     assert first.documents.height == 9
+
+
+def test_staged_frames_are_reused_across_processes_until_an_input_changes(
+    root, tokenizer, tmp_path_factory, monkeypatch, capsys
+):
+    cache = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("LOFT_CACHE_DIR", str(cache))
+    monkeypatch.setattr(staging, "_STAGED", {})
+    first = staging.staged(str(root), "128k", str(tokenizer), SEED)
+    monkeypatch.setattr(staging, "_STAGED", {})  # a new process: the memo is empty, the files are not
+    monkeypatch.setattr(staging, "stage_size", lambda *args: pytest.fail("staged again with unchanged inputs"))
+    reused = staging.staged(str(root), "128k", str(tokenizer), SEED)
+    assert "reused the frames of unchanged inputs" in capsys.readouterr().out
+    for name in ("datasets", "documents", "queries"):
+        assert_frame_equal(getattr(reused, name), getattr(first, name))
+
+    monkeypatch.undo()
+    monkeypatch.setenv("LOFT_CACHE_DIR", str(cache))
+    monkeypatch.setattr(registry, "specs", lambda: (TINY_BBH,))
+    monkeypatch.setattr(staging, "_STAGED", {})
+    corpus = root / "loft" / "retrieval" / "tiny" / "128k" / "corpus.jsonl"
+    corpus.write_text(corpus.read_text(encoding="utf-8").replace("Dogs bark.", "Dogs howl."), encoding="utf-8")
+    changed = staging.staged(str(root), "128k", str(tokenizer), SEED)
+    assert "Dogs howl." in changed.documents["text"].to_list()

@@ -7,6 +7,7 @@ a test database; the loft_* functions come from duckdb_functions.register.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -192,9 +193,10 @@ def macros() -> Any:
     return jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(text).module
 
 
-def connect() -> duckdb.DuckDBPyConnection:
-    """An in-memory database with the scoring functions and empty upstream tables."""
-    con = register(duckdb.connect())
+def connect(database: str = ":memory:") -> duckdb.DuckDBPyConnection:
+    """A database (in memory unless a file is named) with the scoring functions and empty
+    upstream tables."""
+    con = register(duckdb.connect(database))
     for table, columns in SHAPES.items():
         body = ", ".join(f"{name} {kind}" for name, kind in columns.items())
         con.execute(f"create table {table} ({body})")
@@ -219,8 +221,8 @@ def insert(con: duckdb.DuckDBPyConnection, table: str, rows: Iterable[Mapping[st
         con.unregister("rows_to_insert")
 
 
-def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", limit: str = "") -> None:
-    """Create the scoring tables (as the dbt models do) from the upstream tables."""
+def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", limit: str = "") -> dict[str, float]:
+    """Create the scoring tables (as the dbt models do) from the upstream tables; seconds each."""
     m = macros()
     steps = [
         (
@@ -258,8 +260,12 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", lim
         ("metrics", m.scoring_metrics(scores="scores", seed=seed, limit=limit)),
         ("leaderboard", m.scoring_leaderboard(metrics="metrics", paper="paper", datasets="stg_datasets")),
     ]
+    seconds = {}
     for name, sql in steps:
+        started = time.perf_counter()
         con.execute(f"create or replace table {name} as {sql}")
+        seconds[name] = time.perf_counter() - started
+    return seconds
 
 
 class Scenario:

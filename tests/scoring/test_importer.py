@@ -13,6 +13,7 @@ import pytest
 
 from loft_warehouse.cli import main
 from loft_warehouse.errors import BadInputError, ConfigurationError
+from loft_warehouse.prompts.store import prompt_id
 from loft_warehouse.scoring.importer import imported_frame, land
 from loft_warehouse.scoring.upstream_files import SCORED_QUERY_SCHEMA, answer_file_queries
 from tests.scoring.sqlkit import Scenario, insert
@@ -171,6 +172,8 @@ def test_imported_frame_adds_unanswered_queries(tmp_path: Path) -> None:
         ("t2", "missing", None, "retrieval/arguana/arguana/default/t2/0"),
         ("t3", "missing", None, "retrieval/arguana/arguana/default/t3/0"),
     ]
+    keys = frame.select("task", "dataset", "corpus_id", "variant", "qid", "turn").rows()
+    assert frame["prompt_id"].to_list() == [prompt_id(*key) for key in keys]  # built in bulk, same key
     assert imported_frame(tmp_path / "nothing", "128k", QUERIES).height == 0
 
 

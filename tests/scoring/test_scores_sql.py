@@ -184,6 +184,6 @@ def test_ids_are_stripped_as_python_strips_them() -> None:
     """LOFT compares IDs as str(x).strip(): every character str.isspace() holds for, on both ends."""
     spaces = "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
     con = connect()
-    strip = macros().scoring_python_strip("?")
-    for text in [f"{spaces}d1{spaces}", "\u00a0d2\u2003", "\u200bd3", " d 4 ", "d5\n"]:
-        assert con.execute(f"select {strip}", [text]).fetchone()[0] == text.strip(), repr(text)
+    strip = macros().scoring_python_strip("$text")
+    for text in [f"{spaces}d1{spaces}", "\u00a0d2\u2003", "\u200bd3", " d 4 ", "d5\n", "d6", "", "\x7fd7 ", "é"]:
+        assert con.execute(f"select {strip}", {"text": text}).fetchone()[0] == text.strip(), repr(text)

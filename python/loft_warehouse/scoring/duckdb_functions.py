@@ -128,12 +128,7 @@ FUNCTIONS: dict[str, Function] = {
     ),
     "loft_f1_loft": Function(metrics.f1_loft, [VARCHAR_LIST, VARCHAR_LIST], DOUBLE, pa.float64()),
     "loft_f1_strict": Function(metrics.f1_strict, [VARCHAR_LIST, VARCHAR_LIST], DOUBLE, pa.float64()),
-    "loft_multi_subspan_em_loft": Function(
-        metrics.multi_subspan_em_loft, [VARCHAR_LIST, VARCHAR_LIST], DOUBLE, pa.float64()
-    ),
-    "loft_multi_subspan_em_strict": Function(
-        metrics.multi_subspan_em_strict, [VARCHAR_LIST, VARCHAR_LIST], DOUBLE, pa.float64()
-    ),
+    "loft_assigned_matches": Function(metrics.assigned_matches, [VARCHAR_LIST, VARCHAR_LIST], BIGINT, pa.int64()),
     "loft_exec_acc_loft": Function(_exec_acc_loft, [VARCHAR, VARCHAR], DOUBLE, pa.float64()),
     "loft_exec_acc_strict": Function(_exec_acc_strict, [VARCHAR, VARCHAR, BOOLEAN], DOUBLE, pa.float64()),
     "loft_bootstrap_interval": Function(_bootstrap, [duckdb.list_type(DOUBLE), BIGINT], INTERVAL, _ARROW_INTERVAL),

@@ -33,7 +33,7 @@ import polars as pl
 
 from loft_warehouse import settings
 from loft_warehouse.errors import BadInputError, ConfigurationError
-from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA, prompt_id
+from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
 from loft_warehouse.scoring.upstream_files import (
     SCORED_QUERY_SCHEMA,
     TASK_TYPES,
@@ -183,7 +183,7 @@ def land(
     rows, summary = prediction_rows(
         path.resolve(), queries, task_type=task_type, strict_input=strict_input, raw_generations=raw_generations
     )
-    frame = pl.DataFrame(rows).with_columns(
+    frame = rows.with_columns(
         system=pl.lit(system), task=pl.lit(task), dataset=pl.lit(dataset), variant=pl.lit(variant), split=pl.lit(split)
     )
     return write_landed(frame.select(list(LANDED_SCHEMA)), size, directory), summary
@@ -237,11 +237,11 @@ def imported_frame(directory: Path, size: str, queries: pl.DataFrame) -> pl.Data
         )
         frames.append(pl.concat([answered, missing], how="diagonal_relaxed"))
     combined = pl.concat(frames, how="diagonal_relaxed")
-    ids = [
-        prompt_id(*key) for key in combined.select("task", "dataset", "corpus_id", "variant", "qid", "turn").iter_rows()
-    ]
+    # prompt_id(task, dataset, corpus_id, variant, qid, turn) of LOFT's one-call prompt, in bulk.
+    key = pl.concat_str([pl.col(c).cast(pl.String) for c in ("task", "dataset", "corpus_id", "variant", "qid", "turn")],
+                        separator="/")  # fmt: skip
     return combined.with_columns(
-        prompt_id=pl.Series(ids, dtype=pl.String), method=pl.lit("cic"), stage=pl.lit(1), call_index=pl.lit(0)
+        prompt_id=key, method=pl.lit("cic"), stage=pl.lit(1), call_index=pl.lit(0)
     ).select([pl.col(name).cast(kind) for name, kind in IMPORTED_SCHEMA.items()])
 
 

@@ -10,22 +10,24 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from functools import lru_cache
 
-_ASCII_PUNCTUATION = frozenset(string.punctuation)
+_DROP_PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _NOT_WORD_OR_SPACE = re.compile(r"[^\w\s]|_", re.UNICODE)
 
 
 def _squad(text: str) -> str:
     """Lower-case, drop ASCII punctuation, drop articles, collapse whitespace (in that order)."""
-    text = text.lower()
-    text = "".join(ch for ch in text if ch not in _ASCII_PUNCTUATION)
+    text = text.lower().translate(_DROP_PUNCTUATION)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
 
 
+@lru_cache(maxsize=2**18)
 def normalize_answer(text: str) -> str:
-    """LOFT normalisation: NFD first (accents become combining marks, which are kept)."""
+    """LOFT normalisation: NFD first (accents become combining marks, which are kept). Answers
+    repeat across systems and rules, so each distinct string is normalised once."""
     return _squad(unicodedata.normalize("NFD", text))
 
 
@@ -33,7 +35,7 @@ def normalize_label(text: str) -> str:
     """Strict ICL normalisation: NFD, lower-case, no ASCII punctuation, collapsed whitespace,
     but articles kept: BBH labels such as "(A)" must not vanish as the article "a"."""
     text = unicodedata.normalize("NFD", text).lower()
-    return " ".join("".join(ch for ch in text if ch not in _ASCII_PUNCTUATION).split())
+    return " ".join(text.translate(_DROP_PUNCTUATION).split())
 
 
 def answer_tokens(text: str) -> list[str]:

@@ -31,6 +31,7 @@ import polars as pl
 from loft_warehouse.errors import BadInputError
 from loft_warehouse.readers import read_jsonl, require
 from loft_warehouse.registry import DatasetSpec
+from loft_warehouse.scoring import bulk_files
 from loft_warehouse.scoring.parse import answer_texts, to_json_value
 from loft_warehouse.sources.base import Query, SourceData
 from loft_warehouse.sources.loft_release import bbh_queries, query_from_record
@@ -76,9 +77,10 @@ def answer_queries(path: Path, task: str, split: str) -> list[Query]:
 def answer_file_queries(path: Path, task_type: str, dataset: str, split: str) -> pl.DataFrame:
     """An answer file as the rows scoring reads (the queries mart's columns), in file order."""
     task, multi_answer = TASK_TYPES[task_type]
-    queries = answer_queries(path, task, split)
-    spec = DatasetSpec(task=task, dataset=dataset, source="answer_file")
-    frame = queries_frame(spec, SourceData([], queries), True, 0)
+    frame = bulk_files.answer_file_frame(path, task, dataset, split, QUERY_SCHEMA)
+    if frame is None:
+        spec = DatasetSpec(task=task, dataset=dataset, source="answer_file")
+        frame = queries_frame(spec, SourceData([], answer_queries(path, task, split)), True, 0)
     return frame.with_columns(
         split=pl.lit(split),
         gold_is_ordered=pl.lit(None, pl.Boolean),
@@ -162,13 +164,18 @@ def prediction_rows(
     task_type: str,
     strict_input: bool = False,
     raw_generations: bool = False,
-) -> tuple[list[dict[str, Any]], Summary]:
-    """The scored turns of a prediction file against one dataset split's queries, with what the
-    upstream semantics did (see the module docstring); refused lines raise BadInputError.
+) -> tuple[pl.DataFrame, Summary]:
+    """The scored turns of a prediction file against one dataset split's queries
+    (bulk_files.PREDICTION_SCHEMA), with what the upstream semantics did (see the module
+    docstring); refused lines raise BadInputError. Read column-wise by bulk_files where it can.
 
     raw_generations: a string turn is a model's raw generation, parsed like the warehouse's own
     responses (its IDs are then the shown IDs of the prompt variant) instead of characters."""
     task, multi_answer = TASK_TYPES[task_type]
+    if not strict_input and not raw_generations:
+        fast = bulk_files.prediction_frame(path, queries, multi_answer)
+        if fast is not None:
+            return fast[0], Summary(**fast[1])
     known = known_queries(queries)
     summary = Summary()
     chosen: dict[str, tuple[int, dict[str, Any]]] = {}
@@ -235,4 +242,4 @@ def prediction_rows(
     summary.unanswered = sum(1 for q in known.values() if q.qid not in answered)
     if not rows:
         raise BadInputError(path, None, "no prediction in the file answers a query of this dataset and split")
-    return rows, summary
+    return pl.DataFrame(rows, schema=bulk_files.PREDICTION_SCHEMA), summary

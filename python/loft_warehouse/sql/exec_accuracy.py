@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 
@@ -42,12 +43,20 @@ def _as_rows(answer: Any) -> list:
     return answer
 
 
-def normalize_cell_loft(cell: Any) -> str:
-    """One cell as upstream normalises it (two-decimal numbers, then strip + lower)."""
+def _cell_loft(cell: Any) -> str:
     try:
         return f"{float(cell):.2f}".strip().lower()
     except (TypeError, ValueError, OverflowError):
         return str(cell).strip().lower()
+
+
+# Text cells repeat across rows and systems, and most fail float() (an exception): once each.
+_text_cell_loft = lru_cache(maxsize=2**16)(_cell_loft)
+
+
+def normalize_cell_loft(cell: Any) -> str:
+    """One cell as upstream normalises it (two-decimal numbers, then strip + lower)."""
+    return _text_cell_loft(cell) if type(cell) is str else _cell_loft(cell)
 
 
 def normalize_rows_loft(rows: Iterable[Any]) -> list[list[str]]:
@@ -75,22 +84,27 @@ def exec_acc_loft(gold: Sequence[Sequence[Any]], predicted: Any) -> float:
 
 def _strict_cell(cell: Any) -> Any:
     """A cell for the strict rule: numbers and numeric text by exact value, text stripped."""
+    if isinstance(cell, str):
+        return _strict_text(cell)
     if cell is None:
         return None
     if isinstance(cell, bool):
         return ("number", float(cell))
     if isinstance(cell, int | float):
         return ("number", float(cell))
-    if isinstance(cell, str):
-        text = cell.strip()
-        try:
-            number = float(text)
-        except ValueError:
-            return ("text", text)
-        if math.isfinite(number):
-            return ("number", number)
-        return ("text", text)
     return ("text", repr(cell))
+
+
+@lru_cache(maxsize=2**16)
+def _strict_text(cell: str) -> tuple[str, Any]:
+    text = cell.strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return ("text", text)
+    if math.isfinite(number):
+        return ("number", number)
+    return ("text", text)
 
 
 def _strict_rows(answer: Any) -> list[tuple] | None:

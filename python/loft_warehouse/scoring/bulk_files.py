@@ -1,0 +1,427 @@
+"""LOFT answer and prediction files read column-wise in DuckDB: the fast path of upstream_files.
+
+A million-line prediction file parsed line by line in Python takes over a minute; DuckDB splits
+the file at "\\n" (as the line readers do), parses the JSON in parallel and checks it in SQL.
+The fast path only takes files it reads exactly as the Python readers do: every non-blank line
+a JSON object without repeated keys, the fields of the expected JSON types, answers that are
+lists, single-turn answer files, and no refusal, no turn-count difference and no
+--strict-input / --raw-generations. Anything else returns None and the caller reads the file
+with the Python readers, which name the file and line of what they refuse, so messages and
+upstream semantics have one source. Values the fast path cannot render as Python does (a turn
+whose answers are not all plain strings, SQL gold rows) are rendered by the same Python
+functions, from each line's own text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+from duckdb.func import FunctionNullHandling, PythonUDFType
+from duckdb.sqltypes import BIGINT, VARCHAR
+
+from loft_warehouse.readers import max_line_bytes
+from loft_warehouse.scoring.parse import answer_texts, to_json_value
+
+# What Python's str.strip() removes (str.isspace()), for SQL's trim().
+PYTHON_WHITESPACE = "".join(ch for ch in map(chr, range(0x3001)) if ch.isspace())
+# Escapes the fast path leaves to Python: surrogates and control characters, which DuckDB decodes
+# differently or which json.dumps writes as escapes; a turn or gold with any of them is rendered
+# by Python (an escaped backslash before such a letter only costs that detour).
+_AWKWARD_ESCAPE = r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+_CONTROL_ESCAPE = r"\\[bfnrt]|\\u00[01][0-9a-fA-F]"
+
+
+def _blank(expr: str) -> str:
+    """str.strip() of expr is empty (cheap for a line that starts and ends with a visible ASCII)."""
+    return f"(not (ord({expr}) between 33 and 127) and trim({expr}, $ws) = '')"
+
+
+def _python_strip(expr: str) -> str:
+    """str.strip() of expr (trim() only where an end is not a visible ASCII character)."""
+    visible = f"ord({expr}) between 33 and 127 and ord(right({expr}, 1)) between 33 and 127"
+    return f"case when {visible} then {expr} else trim({expr}, $ws) end"
+
+
+def _json_strings(expr: str) -> str:
+    """json.dumps(list_of_strings, ensure_ascii=False) of a VARCHAR[] without control characters."""
+    quoted = f"list_transform({expr}, lambda s: '\"' || replace(replace(s, '\\', '\\\\'), '\"', '\\\"') || '\"')"
+    return f"'[' || array_to_string({quoted}, ', ') || ']'"
+
+
+def _connect(path: Path, fields: dict[str, str]) -> duckdb.DuckDBPyConnection | None:
+    """A connection holding the file's non-blank lines as `records` (line, text, and each field:
+    the JSON at its path, parsed once), or None when the file is not one the fast path reads
+    (gzip, not UTF-8, a line over the cap, malformed JSON, a repeated key at the top or under
+    `metadata`, a surrogate escape). A line that is not an object has no fields, which the
+    callers' checks refuse."""
+    if path.suffix == ".gz" or not path.is_file():
+        return None
+    con = duckdb.connect()
+    names = list(fields)
+    try:
+        # The split is one row unnested (one thread); everything after it reads the lines in parallel.
+        con.execute(
+            """
+            create temp table lines as
+            select unnest(parts) as text, unnest(generate_series(1, len(parts))) as line
+            from (select string_split(content, chr(10)) as parts from read_text($path))
+            """,
+            {"path": str(path)},
+        )
+        extracted = ", ".join(f"values[{i + 1}] as {name}" for i, name in enumerate(names))
+        # Malformed JSON makes json_extract raise: the file then goes to the Python reader.
+        con.execute(
+            f"""
+            create temp table records as
+            select
+                line, text, {extracted},
+                strlen(text) > $cap or (contains(text, '\\u') and regexp_matches(text, $awkward))
+                    or len(keys) <> len(list_distinct(keys)) or len(meta_keys) <> len(list_distinct(meta_keys))
+                    as is_odd
+            from (
+                select
+                    line, text, json_extract(text, $paths) as values, json_keys(text) as keys,
+                    {"coalesce(json_keys(text, '$.metadata'), [])" if "metadata" in fields else "[]"} as meta_keys
+                from lines
+                where not {_blank('text')}
+            )
+            """,
+            {
+                "paths": [fields[name] for name in names],
+                "cap": max_line_bytes(),
+                "awkward": _AWKWARD_ESCAPE,
+                "ws": PYTHON_WHITESPACE,
+            },
+        )
+        con.execute("drop table lines")
+        odd = con.execute("select count(*) filter (where is_odd), count(*) from records").fetchone()
+    except duckdb.Error:
+        con.close()
+        return None
+    if odd is None or odd[0] or not odd[1]:
+        con.close()
+        return None
+    return con
+
+
+def _python_gold(text: str, task: str) -> str:
+    """A single-turn query's gold as the Python reader writes it (numbers, escapes and all): the
+    answers (RAG, SQL rows, which the shape checks have passed) or the gold pids (retrieval)."""
+    answers = json.loads(text)["answers"]
+    gold = [pair[0] for pair in answers] if task == "retrieval" else answers
+    return json.dumps(gold, ensure_ascii=False)
+
+
+def _python_turn(text: str, turn: int) -> dict[str, Any]:
+    """A turn's answers (str() of each) and their JSON, from the line as Python reads it."""
+    output = json.loads(text)["model_outputs"][turn]
+    return {"answers": answer_texts(output), "answers_json": json.dumps(to_json_value(output), ensure_ascii=False)}
+
+
+def _register_python(con: duckdb.DuckDBPyConnection) -> None:
+    def golds(texts: pa.Array, tasks: pa.Array) -> pa.Array:
+        return pa.array([_python_gold(t, k) for t, k in zip(texts.to_pylist(), tasks.to_pylist(), strict=True)])
+
+    def turns(texts: pa.Array, numbers: pa.Array) -> pa.Array:
+        rows = [_python_turn(t, n) for t, n in zip(texts.to_pylist(), numbers.to_pylist(), strict=True)]
+        return pa.array(rows, type=pa.struct([("answers", pa.list_(pa.string())), ("answers_json", pa.string())]))
+
+    arrow = {"type": PythonUDFType.ARROW, "null_handling": FunctionNullHandling.SPECIAL, "side_effects": False}
+    con.create_function("py_gold", golds, [VARCHAR, VARCHAR], VARCHAR, **arrow)
+    turn_type = duckdb.struct_type({"answers": duckdb.list_type(VARCHAR), "answers_json": VARCHAR})
+    con.create_function("py_turn", turns, [VARCHAR, BIGINT], turn_type, **arrow)
+
+
+def _types(expr: str, path: str = "$[*]") -> str:
+    return f"coalesce(json_type({expr}, '{path}'), [])"
+
+
+def _all(expr: str, *types: str, path: str = "$[*]") -> str:
+    """Every element of the JSON array at expr (at path) is of one of types; true for []."""
+    names = ", ".join(f"'{t}'" for t in types)
+    return f"(list_bool_and(list_transform({_types(expr, path)}, lambda t: t in ({names}))) is not false)"
+
+
+def _is(expr: str, *types: str) -> str:
+    names = ", ".join(f"'{t}'" for t in types)
+    return f"(coalesce(json_type({expr}), 'NULL') in ({names}))"
+
+
+def _pairs(expr: str) -> str:
+    """The JSON at expr is [[pid, ...], ...] with string pids first (no bare pair, no [])."""
+    return (
+        f"({_is(expr, 'ARRAY')} and {_all(expr, 'ARRAY')} and {_all(expr, 'VARCHAR', path='$[*][0]')}"
+        f" and len({_types(expr)}) = len({_types(expr, '$[*][0]')}))"
+    )
+
+
+def _pids(expr: str) -> str:
+    return f"coalesce(json_extract_string({expr}, '$[*][0]'), [])::varchar[]"
+
+
+def _strings(expr: str) -> str:
+    return f"coalesce(json_extract_string({expr}, '$[*]'), [])::varchar[]"
+
+
+def _has_control(expr: str) -> str:
+    """The JSON text at expr has an escape json.dumps writes as one (or an escaped backslash)."""
+    return f"coalesce(regexp_matches({expr}::varchar, '{_CONTROL_ESCAPE}'), false)"
+
+
+ANSWER_FIELDS = {
+    "qid": "$.qid",
+    "query_text": "$.query_text",
+    "answers": "$.answers",
+    "metadata": "$.metadata",
+    "qrels": "$.metadata.qrels",
+    "db_id": "$.metadata.db_id",
+    "sql_query": "$.metadata.sql_query",
+    "candidates": "$.metadata.candidate_pids",
+}
+# Per task: which answer files the fast path reads, their gold pids, and the gold as a list of
+# strings when it is one (its JSON is then written in SQL; otherwise by Python from the line).
+_ANSWER_SHAPES = {
+    "retrieval": (_pairs("answers"), _pids("answers"), "answers"),
+    "rag": (
+        f"({_is('qrels', 'NULL')} or {_pairs('qrels')})",
+        _pids("qrels"),
+        f"case when {_is('answers', 'ARRAY')} and {_all('answers', 'VARCHAR')} then answers end",
+    ),
+    "sql": (
+        " and ".join(
+            [
+                _is("answers", "ARRAY"),
+                _all("answers", "ARRAY"),
+                _is("db_id", "NULL", "VARCHAR"),
+                _is("sql_query", "NULL", "VARCHAR"),
+                f"({_is('candidates', 'NULL')} or ({_is('candidates', 'ARRAY')} and {_all('candidates', 'VARCHAR')}))",
+            ]
+        ),
+        _strings("candidates"),
+        "null::json",
+    ),
+}
+
+
+def answer_file_frame(path: Path, task: str, dataset: str, split: str, schema: dict[str, Any]) -> pl.DataFrame | None:
+    """The queries of a single-turn retrieval, RAG or SQL answer file (JSON lines) in `schema`
+    (staging's QUERY_SCHEMA), as answer_queries + queries_frame make them; None when the
+    file needs the Python reader."""
+    if path.suffix == ".json" or task not in _ANSWER_SHAPES:
+        return None
+    con = _connect(path, ANSWER_FIELDS)
+    if con is None:
+        return None
+    try:
+        return _answer_file_frame(con, path, task, dataset, split, schema)
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+
+
+def _answer_file_frame(
+    con: duckdb.DuckDBPyConnection, path: Path, task: str, dataset: str, split: str, schema: dict[str, Any]
+) -> pl.DataFrame | None:
+    _register_python(con)
+    shape, gold_pids, gold_list = _ANSWER_SHAPES[task]
+    checks = con.execute(
+        f"""
+        select count(*) filter (where not coalesce(
+            {_is("qid", "VARCHAR", "UBIGINT", "BIGINT")} and {_is("query_text", "VARCHAR")} and answers is not null
+            and {_is("metadata", "NULL", "OBJECT")} and {shape}, false))
+        from records
+        """
+    ).fetchone()
+    if checks is None or checks[0]:
+        return None
+    sql = task == "sql"
+    gold_json = (
+        f"{_json_strings(_pids('answers'))}" if task == "retrieval" else f"{_json_strings(_strings('gold_list'))}"
+    )
+    frame = con.execute(
+        f"""
+        with base as (
+            select
+                *,
+                {gold_pids} as gold_pids,
+                {gold_list} as gold_list,
+                qid ->> '$' as qid_text,
+                query_text ->> '$' as question,
+                {"db_id ->> '$'" if sql else "null::varchar"} as db_name
+            from records
+        )
+        select
+            $task as task,
+            $dataset as dataset,
+            coalesce(nullif(db_name, ''), $dataset) as corpus_id,
+            qid_text as qid,
+            qid_text as upstream_qid,
+            0::bigint as turn,
+            1::bigint as n_turns,
+            {_python_strip("question")} as query_text,
+            case when gold_list is not null and not {_has_control("gold_list")}
+                 then {gold_json} else py_gold(text, $task) end as gold,
+            gold_pids,
+            list_sort(list_distinct(gold_pids)) as relevant_pids,
+            db_name as db_id,
+            {"sql_query ->> '$'" if sql else "null::varchar"} as gold_sql,
+            $split as release_split,
+            row_number() over (order by line) - 1 as query_rank,
+            $file as source_file,
+            line as source_row
+        from base
+        order by line
+        """,
+        {"task": task, "dataset": dataset, "split": split, "file": str(path), "ws": PYTHON_WHITESPACE},
+    ).pl()
+    return frame.select([pl.col(name).cast(kind) for name, kind in schema.items()])
+
+
+PREDICTION_SCHEMA: dict[str, Any] = {
+    "qid": pl.String,
+    "turn": pl.Int64,
+    "n_turns": pl.Int64,
+    "raw_text": pl.String,
+    "given_answers": pl.List(pl.String),
+    "given_answers_json": pl.String,
+    "gold_loft": pl.String,
+    "id_space": pl.String,
+    "import_file": pl.String,
+    "import_line": pl.Int64,
+}
+PREDICTION_FIELDS = {"qid": "$.qid", "num_turns": "$.num_turns", "model_outputs": "$.model_outputs"}
+
+
+def prediction_frame(
+    path: Path, queries: pl.DataFrame, multi_answer: bool
+) -> tuple[pl.DataFrame, dict[str, int]] | None:
+    """The scored turns of a prediction file (PREDICTION_SCHEMA) and the counts of what the
+    upstream semantics did (upstream_files.Summary's fields), as prediction_rows makes them
+    without --strict-input or --raw-generations; None when the file needs the Python reader
+    (a line it refuses, a turn-count difference, a string turn, ...)."""
+    con = _connect(path, PREDICTION_FIELDS)
+    if con is None:
+        return None
+    try:
+        return _prediction_frame(con, path, queries, multi_answer)
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+
+
+def _prediction_frame(
+    con: duckdb.DuckDBPyConnection, path: Path, queries: pl.DataFrame, multi_answer: bool
+) -> tuple[pl.DataFrame, dict[str, int]] | None:
+    _register_python(con)
+    con.register("query_turns", queries.select("upstream_qid", "qid", "turn").to_arrow())
+    valid = con.execute(
+        f"""
+        select count(*), count(*) filter (where not coalesce(
+            {_is("qid", "VARCHAR")} and {_is("num_turns", "UBIGINT")} and num_turns::varchar <> '0'
+            and {_is("model_outputs", "ARRAY")} and json_array_length(model_outputs) > 0, false))
+        from records
+        """
+    ).fetchone()
+    if valid is None or valid[1]:
+        return None
+    con.execute(
+        """
+        create temp table chosen as
+        with last_lines as (
+            select qid ->> '$' as qid_text, max(line) as line, min(line) as first_line
+            from records
+            group by qid_text
+        )
+        select
+            last_lines.qid_text as qid, last_lines.line, last_lines.first_line, records.text,
+            records.num_turns::bigint as num_turns, records.model_outputs as outputs,
+            json_array_length(records.model_outputs) as n_outputs
+        from last_lines
+        inner join records using (line);
+
+        create temp table known as
+        select upstream_qid, arg_min(qid, turn) as qid, count(*) as expected
+        from query_turns
+        group by upstream_qid;
+
+        create temp table matched as
+        select chosen.*, known.qid as query_qid, known.expected,
+               case when $multi then 1 else chosen.num_turns end as scored
+        from chosen
+        inner join known on known.upstream_qid = chosen.qid
+        """,
+        {"multi": multi_answer},
+    )
+    counts = con.execute(
+        """
+        select
+            (select count(*) from chosen) - count(*) as stray,
+            count(*) filter (where n_outputs > scored) as truncated,
+            count(*) filter (where n_outputs < scored or ($multi and expected > 1)
+                                   or (num_turns <> expected and not $multi)) as refused,
+            (select count(*) from known where qid not in (select query_qid from matched)) as unanswered,
+            count(*) as answered
+        from matched
+        """,
+        {"multi": multi_answer},
+    ).fetchone()
+    if counts is None:
+        return None
+    stray, truncated, refused, unanswered, answered = counts
+    if refused or not answered:
+        return None
+    con.execute(
+        """
+        create temp table turns as
+        select *, outputs -> turn as output
+        from (select *, unnest(generate_series(0, scored - 1)) as turn from matched)
+        """
+    )
+    non_lists = con.execute("select count(*) from turns where json_type(output) <> 'ARRAY'").fetchone()
+    if non_lists is None or non_lists[0]:
+        return None
+    frame = con.execute(
+        f"""
+        with typed as (
+            select
+                *,
+                case when {_all("output", "VARCHAR")} and not {_has_control("output")}
+                     then {_strings("output")} end as strings
+            from turns
+        ),
+        rendered as (
+            select *, case when strings is null then py_turn(text, turn) end as from_python
+            from typed
+        )
+        select
+            query_qid as qid,
+            turn,
+            expected as n_turns,
+            null::varchar as raw_text,
+            coalesce(from_python.answers, strings) as given_answers,
+            coalesce(from_python.answers_json, {_json_strings("strings")}) as given_answers_json,
+            null::varchar as gold_loft,
+            'pid' as id_space,
+            $file as import_file,
+            line as import_line
+        from rendered
+        order by first_line, turn
+        """,
+        {"file": str(path)},
+    ).pl()
+    summary = {
+        "lines": valid[0],
+        "duplicates": valid[0] - answered - stray,
+        "stray": stray,
+        "truncated": truncated,
+        "fewer_turns": 0,
+        "unanswered": unanswered,
+    }
+    return frame.select([pl.col(name).cast(kind) for name, kind in PREDICTION_SCHEMA.items()]), summary

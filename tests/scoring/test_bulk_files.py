@@ -1,0 +1,159 @@
+"""The column-wise reader of answer and prediction files against the Python reader it stands in for:
+on ordinary and hostile files, either it gives exactly the Python reader's frame and summary, or
+it declines (None) and the Python reader decides, with its own message."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from loft_warehouse.scoring import bulk_files, upstream_files
+from loft_warehouse.scoring.upstream_files import TASK_TYPES, answer_file_queries, prediction_rows
+
+
+def _write(path: Path, lines: list[Any]) -> Path:
+    path.write_bytes(b"".join((x if isinstance(x, bytes) else json.dumps(x).encode()) + b"\n" for x in lines))
+    return path
+
+
+def _python_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bulk_files, "answer_file_frame", lambda *args: None)
+    monkeypatch.setattr(bulk_files, "prediction_frame", lambda *args: None)
+
+
+def _read(answers: Path, preds: Path | None, task_type: str) -> Any:
+    try:
+        queries = answer_file_queries(answers, task_type, "bench", "test")
+        if preds is None:
+            return queries, None
+        frame, summary = prediction_rows(preds, queries, task_type=task_type)
+        return queries, (frame, summary)
+    except Exception as exc:  # the two readers must fail alike
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, answers: Path, preds: Path | None, task_type: str) -> tuple[Any, Any]:
+    fast = _read(answers, preds, task_type)
+    with monkeypatch.context() as patch:
+        _python_only(patch)
+        slow = _read(answers, preds, task_type)
+    if isinstance(fast, str) or isinstance(slow, str):
+        assert fast == slow
+    else:
+        assert_frame_equal(fast[0], slow[0])
+        if preds is not None:
+            assert_frame_equal(fast[1][0], slow[1][0])
+            assert fast[1][1] == slow[1][1]
+    return fast, slow
+
+
+RETRIEVAL = [
+    {"qid": "q1", "query_text": "  first\u3000", "answers": [["d1", 1], ["d2", 1]], "metadata": {"qrels": []}},
+    {"qid": "q2", "query_text": "second", "answers": [["d\u00e9 \"quoted\" \\ back", 1]]},
+    {"qid": 3, "query_text": "third", "answers": [], "metadata": None},
+    {"qid": "q4", "query_text": "tab", "answers": [["d\t4", 1]]},
+]
+
+
+def test_ordinary_files_take_the_fast_path_and_match(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = _write(tmp_path / "queries.jsonl", RETRIEVAL)
+    preds = _write(
+        tmp_path / "preds.jsonl",
+        [
+            {"qid": "q1", "num_turns": 1, "model_outputs": [["d1", "d9", "d1"]], "metadata": {}},
+            {"qid": "q2", "num_turns": 1, "model_outputs": [["d\u00e9 \"quoted\" \\ back"], ["extra turn"]]},
+            {"qid": "stray", "num_turns": 1, "model_outputs": [["x"]]},
+            {"qid": "q1", "num_turns": 1, "model_outputs": [[" d2 ", 5, None, 1.50, True, ["n"], {"k": 1}]]},
+            {"qid": "q4", "num_turns": 1, "model_outputs": [["a\tb", "\u2028", "12345678901234567890123"]]},
+        ],
+    )
+    queries = bulk_files.answer_file_frame(answers, "retrieval", "bench", "test", upstream_files.QUERY_SCHEMA)
+    assert queries is not None and queries["qid"].to_list() == ["q1", "q2", "3", "q4"]
+    assert bulk_files.prediction_frame(preds, answer_file_queries(answers, "retrieval", "b", "test"), False)
+    fast, _ = _both(monkeypatch, answers, preds, "retrieval")
+    frame, summary = fast[1]
+    assert summary.duplicates == 1 and summary.stray == 1 and summary.truncated == 1 and summary.unanswered == 1
+    assert frame.filter(pl.col("qid") == "q1")["given_answers"].to_list() == [
+        [" d2 ", "5", "None", "1.5", "True", "['n']", "{'k': 1}"]
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"{not json",
+        b"[1, 2]",
+        b'{"qid": "q1", "qid": "q2", "num_turns": 1, "model_outputs": [["d1"]]}',
+        b'{"qid": "q1", "num_turns": 1, "model_outputs": [["\\ud83d\\ude00 \\u0000"]]}',
+        b'{"qid": "q1", "num_turns": 1, "model_outputs": [[NaN, Infinity]]}',
+        b'{"qid": 1, "num_turns": 1, "model_outputs": [["d1"]]}',
+        b'{"qid": "q1", "num_turns": 0, "model_outputs": [["d1"]]}',
+        b'{"qid": "q1", "num_turns": -1, "model_outputs": [["d1"]]}',
+        b'{"qid": "q1", "num_turns": true, "model_outputs": [["d1"]]}',
+        b'{"qid": "q1", "num_turns": 1.0, "model_outputs": [["d1"]]}',
+        b'{"qid": "q1", "num_turns": 1, "model_outputs": []}',
+        b'{"qid": "q1", "num_turns": 1, "model_outputs": "d1"}',
+        b'{"qid": "q1", "num_turns": 1, "model_outputs": ["d1 d2"]}',
+        b'{"qid": "q1", "num_turns": 1, "model_outputs": [null]}',
+        b'{"qid": "q1", "num_turns": 2, "model_outputs": [["d1"]]}',
+        b'{"qid": "q1", "num_turns": 2, "model_outputs": [["d1"], ["d2"]]}',
+        b'{"qid": "q1", "model_outputs": [["d1"]]}',
+        b'{"qid": "q1", "num_turns": 1, "model_outputs": [["d1"]]}\r',
+        b"   ",
+        b"\xff\xfe",
+        b"",
+    ],
+)
+def test_hostile_prediction_lines_read_as_python_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: bytes
+) -> None:
+    answers = _write(tmp_path / "queries.jsonl", RETRIEVAL)
+    preds = _write(tmp_path / "preds.jsonl", [{"qid": "q2", "num_turns": 1, "model_outputs": [["d2"]]}, line])
+    _both(monkeypatch, answers, preds, "retrieval")
+
+
+@pytest.mark.parametrize(
+    ("task_type", "record"),
+    [
+        ("retrieval", {"qid": "q", "query_text": "t", "answers": ["d1", 1]}),
+        ("retrieval", {"qid": "q", "query_text": "t", "answers": [["d1", 1], "d2"]}),
+        ("retrieval", {"qid": "q", "query_text": "t", "answers": [[7, 1]]}),
+        ("retrieval", {"qid": True, "query_text": "t", "answers": [["d1", 1]]}),
+        ("retrieval", {"query_text": "t", "answers": [["d1", 1]]}),
+        ("retrieval", {"qid": "q", "query_text": ["t1", "t2"], "answers": [[["d1", 1]], [["d2", 1]]]}),
+        ("retrieval", {"qid": "q", "query_text": "t", "answers": [["d1", 1]], "metadata": ["odd"]}),
+        ("rag", {"qid": "q", "query_text": "t", "answers": ["Paris", "\"P\\s\""], "metadata": {"qrels": [["d", 1]]}}),
+        ("rag", {"qid": "q", "query_text": "t", "answers": ["Paris"], "metadata": {"qrels": ["d", 1]}}),
+        ("rag", {"qid": "q", "query_text": "t", "answers": [1, 2.50, None]}),
+        ("rag", {"qid": "q", "query_text": "t", "answers": "Paris"}),
+        ("multi_value_rag", {"qid": "q", "query_text": "t", "answers": ["A", "B\u00e9\n"]}),
+        ("sql", {"qid": "q", "query_text": "t", "answers": [[1.50, "x"], [12345678901234567890123, None]],
+                 "metadata": {"db_id": "db", "sql_query": "SELECT 1", "candidate_pids": ["p1"]}}),
+        ("sql", {"qid": "q", "query_text": "t", "answers": [[1]], "metadata": {"db_id": ""}}),
+        ("sql", {"qid": "q", "query_text": "t", "answers": ["flat"], "metadata": {"db_id": "db"}}),
+        ("sql", {"qid": "q", "query_text": "t", "answers": [[1]], "metadata": {"db_id": 5}}),
+        ("sql", {"qid": "q", "query_text": "t", "answers": [[1]], "metadata": {"sql_query": ["a"]}}),
+    ],
+)  # fmt: skip
+def test_answer_files_read_as_python_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, task_type: str, record: dict
+) -> None:
+    answers = _write(tmp_path / "queries.jsonl", [record, {**record, "qid": "other"}])
+    _both(monkeypatch, answers, None, task_type)
+
+
+def test_declines_turn_count_differences_to_the_python_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = _write(
+        tmp_path / "queries.jsonl",
+        [{"qid": "c", "query_text": ["a", "b"], "answers": [[["d1", 1]], [["d2", 1]]]}],
+    )
+    preds = _write(tmp_path / "preds.jsonl", [{"qid": "c", "num_turns": 1, "model_outputs": [["d1"]]}])
+    queries = answer_file_queries(answers, "retrieval", "b", "test")
+    assert bulk_files.prediction_frame(preds, queries, TASK_TYPES["retrieval"][1]) is None
+    fast, _ = _both(monkeypatch, answers, preds, "retrieval")
+    assert fast[1][1].fewer_turns == 1
