@@ -166,6 +166,7 @@ def main() -> None:
         "1.4x its budget within_budget = false and warns)"
     )
 
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] in ("--stage", "--raw"):
         result = stage(Path(sys.argv[2])) if sys.argv[1] == "--stage" else raw(Path(sys.argv[2]))

@@ -54,7 +54,7 @@ def _both(monkeypatch: pytest.MonkeyPatch, answers: Path, preds: Path | None, ta
 
 RETRIEVAL = [
     {"qid": "q1", "query_text": "  first\u3000", "answers": [["d1", 1], ["d2", 1]], "metadata": {"qrels": []}},
-    {"qid": "q2", "query_text": "second", "answers": [["d\u00e9 \"quoted\" \\ back", 1]]},
+    {"qid": "q2", "query_text": "second", "answers": [['d\u00e9 "quoted" \\ back', 1]]},
     {"qid": 3, "query_text": "third", "answers": [], "metadata": None},
     {"qid": "q4", "query_text": "tab", "answers": [["d\t4", 1]]},
 ]
@@ -66,7 +66,7 @@ def test_ordinary_files_take_the_fast_path_and_match(tmp_path: Path, monkeypatch
         tmp_path / "preds.jsonl",
         [
             {"qid": "q1", "num_turns": 1, "model_outputs": [["d1", "d9", "d1"]], "metadata": {}},
-            {"qid": "q2", "num_turns": 1, "model_outputs": [["d\u00e9 \"quoted\" \\ back"], ["extra turn"]]},
+            {"qid": "q2", "num_turns": 1, "model_outputs": [['d\u00e9 "quoted" \\ back'], ["extra turn"]]},
             {"qid": "stray", "num_turns": 1, "model_outputs": [["x"]]},
             {"qid": "q1", "num_turns": 1, "model_outputs": [[" d2 ", 5, None, 1.50, True, ["n"], {"k": 1}]]},
             {"qid": "q4", "num_turns": 1, "model_outputs": [["a\tb", "\u2028", "12345678901234567890123"]]},

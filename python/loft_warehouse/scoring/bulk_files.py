@@ -88,7 +88,7 @@ def _connect(path: Path, fields: dict[str, str]) -> duckdb.DuckDBPyConnection | 
                     line, text, json_extract(text, $paths) as values, json_keys(text) as keys,
                     {"coalesce(json_keys(text, '$.metadata'), [])" if "metadata" in fields else "[]"} as meta_keys
                 from lines
-                where not {_blank('text')}
+                where not {_blank("text")}
             )
             """,
             {
@@ -131,10 +131,21 @@ def _register_python(con: duckdb.DuckDBPyConnection) -> None:
         rows = [_python_turn(t, n) for t, n in zip(texts.to_pylist(), numbers.to_pylist(), strict=True)]
         return pa.array(rows, type=pa.struct([("answers", pa.list_(pa.string())), ("answers_json", pa.string())]))
 
-    arrow = {"type": PythonUDFType.ARROW, "null_handling": FunctionNullHandling.SPECIAL, "side_effects": False}
-    con.create_function("py_gold", golds, [VARCHAR, VARCHAR], VARCHAR, **arrow)
     turn_type = duckdb.struct_type({"answers": duckdb.list_type(VARCHAR), "answers_json": VARCHAR})
-    con.create_function("py_turn", turns, [VARCHAR, BIGINT], turn_type, **arrow)
+    udfs: list[tuple[str, Any, list[Any], Any]] = [
+        ("py_gold", golds, [VARCHAR, VARCHAR], VARCHAR),
+        ("py_turn", turns, [VARCHAR, BIGINT], turn_type),
+    ]
+    for name, function, parameters, returns in udfs:
+        con.create_function(
+            name,
+            function,
+            parameters,
+            returns,
+            type=PythonUDFType.ARROW,
+            null_handling=FunctionNullHandling.SPECIAL,
+            side_effects=False,
+        )
 
 
 def _types(expr: str, path: str = "$[*]") -> str:

@@ -240,9 +240,9 @@ def imported_frame(directory: Path, size: str, queries: pl.DataFrame) -> pl.Data
     # prompt_id(task, dataset, corpus_id, variant, qid, turn) of LOFT's one-call prompt, in bulk.
     key = pl.concat_str([pl.col(c).cast(pl.String) for c in ("task", "dataset", "corpus_id", "variant", "qid", "turn")],
                         separator="/")  # fmt: skip
-    return combined.with_columns(
-        prompt_id=key, method=pl.lit("cic"), stage=pl.lit(1), call_index=pl.lit(0)
-    ).select([pl.col(name).cast(kind) for name, kind in IMPORTED_SCHEMA.items()])
+    return combined.with_columns(prompt_id=key, method=pl.lit("cic"), stage=pl.lit(1), call_index=pl.lit(0)).select(
+        [pl.col(name).cast(kind) for name, kind in IMPORTED_SCHEMA.items()]
+    )
 
 
 def frame_for_model(dbt: Any, queries: Any) -> pl.DataFrame:
