@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/release_scale_benchmark.py --tokens 100000000 [--work DIR]
 
-Writes an ArguAna-style release folder (loft/retrieval/arguana/1m: untitled passages built from a
-seeded pool of sentences, every passage distinct, 120 queries) of about --tokens SentencePiece
+Writes an ArguAna-style release folder (loft/retrieval/arguana/1m: untitled passages of sentences
+drawn, seeded, from the real ArguAna 128k corpus in the data directory, every passage distinct,
+120 queries) of about --tokens SentencePiece
 tokens, then, each in a fresh process whose peak resident memory comes from the kernel (wait4):
 - the warehouse's staging of it (read, validate, token-count every passage: stage_size, what the
   stg_* models run);
@@ -24,60 +25,18 @@ import time
 from pathlib import Path
 
 SEED = 20240612
-WORDS = [
-    "river",
-    "stone",
-    "garden",
-    "night",
-    "winter",
-    "city",
-    "harbour",
-    "letter",
-    "silver",
-    "engine",
-    "valley",
-    "forest",
-    "mirror",
-    "bridge",
-    "signal",
-    "market",
-    "lantern",
-    "orchard",
-    "thunder",
-    "canvas",
-    "meadow",
-    "compass",
-    "velvet",
-    "summit",
-    "argument",
-    "policy",
-    "freedom",
-    "people",
-    "state",
-    "law",
-    "right",
-    "public",
-    "private",
-    "evidence",
-    "reason",
-    "harm",
-    "benefit",
-    "society",
-    "government",
-    "economy",
-    "education",
-    "health",
-    "justice",
-]
-CHARS_PER_TOKEN = 5.9  # of these passages; the staging run reports the exact count
+CHARS_PER_TOKEN = 4.5  # of these passages; the staging run reports the exact count
 
 
 def write_release(root: Path, tokens: int, seed: int) -> Path:
     """The release folder under root/loft (returned), about `tokens` tokens of passages."""
+    from loft_warehouse import settings
+
     rng = random.Random(seed)
-    sentences = [
-        " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 22))).capitalize() + "." for _ in range(20_000)
-    ]
+    arguana = settings.data_dir(None) / "loft" / "retrieval" / "arguana" / "128k" / "corpus.jsonl"
+    with arguana.open(encoding="utf-8") as handle:
+        passages = [json.loads(line)["passage_text"] for line in handle]
+    sentences = [s.strip() + "." for text in passages for s in text.split(". ") if len(s.strip()) > 20]
     folder = root / "loft" / "retrieval" / "arguana" / "1m"
     folder.mkdir(parents=True, exist_ok=True)
     budget = tokens * CHARS_PER_TOKEN

@@ -34,6 +34,7 @@ import polars as pl
 from loft_warehouse import settings
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
+from loft_warehouse.scoring.bulk_files import PREDICTION_SCHEMA
 from loft_warehouse.scoring.upstream_files import (
     SCORED_QUERY_SCHEMA,
     TASK_TYPES,
@@ -48,21 +49,8 @@ SPLITS = ("dev", "test")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 
 LANDED_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
-    "system": pl.String,
-    "task": pl.String,
-    "dataset": pl.String,
-    "variant": pl.String,
-    "split": pl.String,
-    "qid": pl.String,
-    "turn": pl.Int64,
-    "n_turns": pl.Int64,
-    "raw_text": pl.String,
-    "given_answers": pl.List(pl.String),
-    "given_answers_json": pl.String,
-    "gold_loft": pl.String,
-    "id_space": pl.String,
-    "import_file": pl.String,
-    "import_line": pl.Int64,
+    **{name: pl.String for name in ("system", "task", "dataset", "variant", "split")},
+    **PREDICTION_SCHEMA,
 }
 IMPORTED_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "system": pl.String,
