@@ -105,6 +105,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tokens", type=int, default=100_000_000)
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--staging-only", action="store_true", help="skip the raw SentencePiece run")
     args = parser.parse_args()
     root = args.work or Path(tempfile.mkdtemp(prefix="release-scale-"))
     started = time.perf_counter()
@@ -112,10 +113,12 @@ def main() -> None:
     size = (folder / "corpus.jsonl").stat().st_size
     print(f"release folder {folder}: {size / 2**20:,.0f} MiB written in {time.perf_counter() - started:.0f} s")
     staged, staged_wall, staged_peak = measured("--stage", root)
-    encoded, raw_wall, raw_peak = measured("--raw", root)
     tokens, budget = int(staged["tokens"]), int(staged["budget"])
     print(f"staging: {staged['documents']:,} passages, {tokens:,} tokens in {staged['seconds']:.1f} s "
           f"(process {staged_wall:.1f} s), peak RSS {staged_peak:,.0f} MiB")  # fmt: skip
+    if args.staging_only:
+        return
+    encoded, raw_wall, raw_peak = measured("--raw", root)
     print(
         f"raw SentencePiece: {encoded['tokens']:,} tokens in {encoded['seconds']:.1f} s, peak RSS {raw_peak:,.0f} MiB"
     )
