@@ -252,3 +252,11 @@ def test_staged_frames_are_reused_across_processes_until_an_input_changes(
     corpus.write_text(corpus.read_text(encoding="utf-8").replace("Dogs bark.", "Dogs howl."), encoding="utf-8")
     changed = staging.staged(str(root), "128k", str(tokenizer), SEED)
     assert "Dogs howl." in changed.documents["text"].to_list()
+
+
+def test_documents_land_in_chunks_in_file_order(root, tokenizer, monkeypatch):
+    whole = staging.stage_size(root, "128k", tokenizer, SEED).documents
+    monkeypatch.setattr(staging, "LANDING_CHUNK", 2)
+    chunked = staging.stage_size(root, "128k", tokenizer, SEED).documents
+    assert_frame_equal(chunked, whole)
+    assert whole.filter(pl.col("dataset") == "tiny")["pid"].to_list() == ["d1", "d2", "d3"]

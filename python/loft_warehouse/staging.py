@@ -30,6 +30,7 @@ from loft_warehouse.sources import loft_release
 from loft_warehouse.sources.base import CorpusRequest, Document, Query, SourceData
 from loft_warehouse.tokens import TokenCounter, counter
 
+LANDING_CHUNK = 65_536
 DOCUMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "task": pl.String,
     "dataset": pl.String,
@@ -191,32 +192,42 @@ def _query_draw_key(spec: DatasetSpec) -> str:
 def _documents_frame(
     spec: DatasetSpec, data: SourceData, released: bool, tokens: TokenCounter, seed: int
 ) -> pl.DataFrame:
+    """The pool's documents as a frame. They land LANDING_CHUNK at a time, from the end, and leave
+    data.documents as they land, so a large corpus is never held twice (as Python objects and
+    as the frame): the list is empty afterwards."""
     docs = data.documents
-    n_tokens = tokens.count([sized_text(spec.task, d) for d in docs])
     draw_key = f"{spec.source}:{spec.source_name or spec.dataset}:documents"
     if released or spec.task == "sql" or spec.study:
         ranks = np.arange(len(docs), dtype=np.int64)
     else:
         ranks = draw_ranks(len(docs), seed, draw_key)
-    return pl.DataFrame(
-        {
-            "task": [spec.task] * len(docs),
-            "dataset": [spec.dataset] * len(docs),
-            "corpus_id": [d.corpus_id or spec.dataset for d in docs],
-            "pid": [d.pid for d in docs],
-            "title": [d.title for d in docs],
-            "text": [d.text for d in docs],
-            "answer": [d.answer for d in docs],
-            "label": [d.label for d in docs],
-            "n_tokens": n_tokens,
-            "pool_rank": ranks,
-            "draw_rank": [d.draw_rank for d in docs],
-            "is_released": [released] * len(docs),
-            "source_file": [d.source_file for d in docs],
-            "source_row": [d.source_row for d in docs],
-        },
-        schema=DOCUMENT_SCHEMA,
-    )
+    chunks = []
+    while docs:
+        start = max(0, len(docs) - LANDING_CHUNK)
+        chunk = docs[start:]
+        del docs[start:]
+        chunks.append(
+            pl.DataFrame(
+                {
+                    "task": [spec.task] * len(chunk),
+                    "dataset": [spec.dataset] * len(chunk),
+                    "corpus_id": [d.corpus_id or spec.dataset for d in chunk],
+                    "pid": [d.pid for d in chunk],
+                    "title": [d.title for d in chunk],
+                    "text": [d.text for d in chunk],
+                    "answer": [d.answer for d in chunk],
+                    "label": [d.label for d in chunk],
+                    "n_tokens": tokens.count([sized_text(spec.task, d) for d in chunk]),
+                    "pool_rank": ranks[start : start + len(chunk)],
+                    "draw_rank": [d.draw_rank for d in chunk],
+                    "is_released": [released] * len(chunk),
+                    "source_file": [d.source_file for d in chunk],
+                    "source_row": [d.source_row for d in chunk],
+                },
+                schema=DOCUMENT_SCHEMA,
+            )
+        )
+    return pl.concat(chunks[::-1], rechunk=False) if chunks else pl.DataFrame(schema=DOCUMENT_SCHEMA)
 
 
 def queries_frame(spec: DatasetSpec, data: SourceData, released: bool, seed: int) -> pl.DataFrame:
