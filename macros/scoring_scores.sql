@@ -263,9 +263,9 @@ from normalized
 
 {#
   RAG with several answers per question (QAMPARI, QUEST).
-  subspan_em: every gold matched one-to-one (either string contains the other; linear sum
-  assignment in Python, on the lists normalised here once); em: answer set = gold set; coverage: distinct answers equal to a gold
-  over len(gold); set_precision / set_recall / set_f1 / set_accuracy: QUEST-LOFT set metrics
+  subspan_em: every gold matched one-to-one (either string contains the other; counted here when
+  no prediction matches two golds, else linear sum assignment in Python); em: answer set = gold
+  set; coverage: distinct answers equal to a gold over len(gold); set_precision / set_recall / set_f1 / set_accuracy: QUEST-LOFT set metrics
   (an empty side scores 1 only against an empty other side). loft: an empty answer scores 0 in
   em and subspan_em and, as upstream returns early with other keys, has an f1 row (0) and no
   coverage row, so the loft means have upstream's denominators; strict: answers and golds

@@ -252,9 +252,7 @@ def _answer_file_frame(
     if checks is None or checks[0]:
         return None
     sql = task == "sql"
-    gold_json = (
-        f"{_json_strings(_pids('answers'))}" if task == "retrieval" else f"{_json_strings(_strings('gold_list'))}"
-    )
+    gold_json = _json_strings("gold_pids" if task == "retrieval" else _strings("gold_list"))
     frame = con.execute(
         f"""
         with base as (

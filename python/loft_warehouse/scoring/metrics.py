@@ -177,12 +177,7 @@ def assigned_matches(gold: Sequence[str], pred: Sequence[str]) -> int:
     sum assignment. Inputs are already normalised."""
     if not gold or not pred:
         return 0
-    matches = [[j for j, p in enumerate(pred) if g in p or p in g] for g in gold]
-    taken = [j for row in matches for j in row]
-    if len(taken) == len(set(taken)):
-        # No prediction matches two golds: the assignment is every gold that matches anything.
-        return sum(1 for row in matches if row)
-    scores = np.array([[float(j in row) for j in range(len(pred))] for row in matches])
+    scores = np.array([[float(g in p or p in g) for p in pred] for g in gold])
     rows, cols = linear_sum_assignment(-scores)
     return int(scores[rows, cols].sum())
 
