@@ -312,7 +312,8 @@ def loft_scoring(folder: Path, task_type: str, loft: Path, python: str) -> list[
 def warehouse_prompts(folder: Path) -> dict[str, float]:
     """The warehouse's prompt store for the set: staging of the release folder (read, validate,
     token counts), then the default variant's shared prefix and per-query suffixes with exact
-    token counts, in process. Returns the prompt count and stored text bytes."""
+    token counts, in process. Returns the prompt count, stored text bytes and the seconds of each
+    step in the process (staging, prompt building)."""
     import polars as pl
 
     from loft_warehouse import settings, staging
@@ -322,13 +323,21 @@ def warehouse_prompts(folder: Path) -> dict[str, float]:
     from loft_warehouse.tokens import TokenCounter
 
     model = settings.tokenizer_model(None, settings.data_dir(None))
+    started = time.perf_counter()
     staged = staging.stage_size(folder / "warehouse_root", "1m", model, SEED, ("retrieval/arguana",))
+    staged_at = time.perf_counter()
     corpus = staged.documents.with_columns(doc_id=pl.col("pool_rank"), min_context=pl.lit(None, pl.String))
     queries = staged.queries.rename({"release_split": "split"})
     design = Design(variants=tuple(resolve("default")))
     tables = build(corpus, queries, staged.datasets, design, TokenCounter(model), SEED)
+    built_at = time.perf_counter()
     stored = tables.prefixes["text"].str.len_bytes().sum() + tables.prompts["suffix"].str.len_bytes().sum()
-    return {"prompts": tables.prompts.filter(pl.col("split") == "test").height, "stored_bytes": int(stored)}
+    return {
+        "prompts": tables.prompts.filter(pl.col("split") == "test").height,
+        "stored_bytes": int(stored),
+        "staging_s": staged_at - started,
+        "build_s": built_at - staged_at,
+    }
 
 
 def loft_prompts(folder: Path, loft: Path, python: str) -> list[str]:
@@ -446,6 +455,9 @@ def main() -> None:
             corpus = (prompts / "data" / "retrieval" / "arguana" / "1m" / "corpus.jsonl").stat().st_size
             print(f"{label}: {last['prompts']} test prompts; stored text {last['stored_bytes'] / corpus:.2f}x the "
                   f"corpus file" + (f", LOFT's dump {dumped / corpus:.1f}x" if loft_command else ""))  # fmt: skip
+            steps = [json.loads(run.stdout.strip().splitlines()[-1]) for run in pairs.warehouse]
+            for step in ("staging_s", "build_s"):
+                print(f"{label}: warehouse {step[:-2]} in process {_span([s[step] for s in steps])} s")
         results.append(pairs)
     print()
     header = f"{'set':<34} {'LOFT s med (min-max)':>20} {'LOFT MiB':>9} {'warehouse s':>20} {'wh MiB':>9}"

@@ -82,9 +82,14 @@ def cache_key(name: str) -> str:
     return hashlib.sha1(TIKTOKEN_URL.format(name=name).encode()).hexdigest()
 
 
+def rank_dir(data_dir: str | None = None) -> Path:
+    """The folder of the shared rank files ({data_dir}/tokenizers/tiktoken)."""
+    return settings.data_dir(data_dir) / "tokenizers" / "tiktoken"
+
+
 def rank_file(name: str, data_dir: str | None = None) -> Path:
-    """The shared rank file of an encoding ({data_dir}/tokenizers/tiktoken/<name>.tiktoken)."""
-    return settings.data_dir(data_dir) / "tokenizers" / "tiktoken" / f"{name}.tiktoken"
+    """The shared rank file of an encoding (<name>.tiktoken in rank_dir)."""
+    return rank_dir(data_dir) / f"{name}.tiktoken"
 
 
 def joins_cleanly(left: str, right: str) -> bool:

@@ -19,7 +19,9 @@ from typing import Any
 
 import duckdb
 import pandas as pd
+import polars as pl
 
+from loft_warehouse import frame_cache
 from loft_warehouse.settings import PROJECT_ROOT, SIZES
 
 EXPECTATIONS_DIR = PROJECT_ROOT / "expectations"
@@ -34,10 +36,13 @@ class SuiteResult:
     n_rows: int
     success: bool
     failures: list[str] = field(default_factory=list)
+    reused: bool = False
 
     def summary(self) -> str:
-        """One line: verdict, schema, suite, rows checked."""
-        return f"{'PASS' if self.success else 'FAIL'} {self.schema} {self.suite} ({self.n_rows} rows)"
+        """One line: verdict, schema, suite, rows checked (and whether the verdict was kept from
+        an earlier build on the same rows)."""
+        kept = ", verdict kept from the same rows" if self.reused else ""
+        return f"{'PASS' if self.success else 'FAIL'} {self.schema} {self.suite} ({self.n_rows} rows{kept})"
 
 
 def load_suites(group: str | None = None, directory: Path = EXPECTATIONS_DIR) -> list[dict]:
@@ -90,13 +95,23 @@ def _described(config: Any) -> str:
     return f"{config.type}({json.dumps(config.kwargs, default=str)})"
 
 
-def run_suites(con: duckdb.DuckDBPyConnection, schema: str, group: str | None = None) -> list[SuiteResult]:
-    """Run every suite of a group against one size's schema."""
+def run_suites(
+    con: duckdb.DuckDBPyConnection, schema: str, group: str | None = None, directory: Path = EXPECTATIONS_DIR
+) -> list[SuiteResult]:
+    """Run every suite of a group against one size's schema.
+
+    A pass is kept (frame_cache) under the suite, the rows it checked and the package and
+    library versions, so an unchanged table is not validated again; a failure is always fresh."""
     results = []
-    for suite in load_suites(group):
-        frame = con.sql(suite["query"].format(schema=schema)).df()
-        success, failures = validate_frame(frame, suite)
-        results.append(SuiteResult(suite["name"], schema, len(frame), success, failures))
+    for suite in load_suites(group, directory):
+        query = suite["query"].format(schema=schema)
+        rows = con.sql(query).pl()
+        key = frame_cache.key_of("quality", [suite, rows])
+        kept = frame_cache.read("quality", key, ["passed"]) is not None
+        success, failures = (True, []) if kept else validate_frame(con.sql(query).df(), suite)
+        if success and not kept:
+            frame_cache.write("quality", key, {"passed": pl.DataFrame({"suite": [suite["name"]]})})
+        results.append(SuiteResult(suite["name"], schema, rows.height, success, failures, kept))
     return results
 
 

@@ -8,12 +8,9 @@ draw, so the draw is identical at every size and smaller corpora are prefixes of
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import importlib
 import json
 import os
-import shutil
 import threading
 import zlib
 from dataclasses import dataclass
@@ -22,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from loft_warehouse import registry, settings
+from loft_warehouse import frame_cache, registry, settings
 from loft_warehouse.errors import BadInputError
 from loft_warehouse.inference.flow import Progress
 from loft_warehouse.registry import DatasetSpec
@@ -31,6 +28,7 @@ from loft_warehouse.sources.base import CorpusRequest, Document, Query, SourceDa
 from loft_warehouse.tokens import TokenCounter, counter
 
 LANDING_CHUNK = 65_536
+LANDED_FRAMES = ("datasets", "documents", "queries")
 DOCUMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "task": pl.String,
     "dataset": pl.String,
@@ -347,52 +345,24 @@ def staged(
         return _STAGED[key]
 
 
-@functools.cache
-def _code_version() -> str:
-    """sha256 of this package's sources and dataset declarations."""
-    package = Path(__file__).parent
-    digest = hashlib.sha256()
-    for path in sorted([*package.rglob("*.py"), *package.rglob("*.yaml")]):
-        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
 def _inputs_fingerprint(root: Path, model: Path, key: tuple) -> str:
     """What decides a size's landed frames: the code, the settings, and every file under the data
-    directory and the tokenizer model by path, size and modification time (as make decides)."""
-    digest = hashlib.sha256(json.dumps([_code_version(), [str(k) for k in key],
-                                        os.environ.get("LOFT_MAX_LINE_BYTES", "")]).encode())  # fmt: skip
-    for path in sorted([*(p for p in root.rglob("*") if p.is_file()), Path(model)]):
-        stat = path.stat()
-        digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
-
-
-def _landed_dir(fingerprint: str) -> Path:
-    from loft_warehouse.sql.gold_cache import cache_dir
-
-    return cache_dir() / "staging" / fingerprint
+    directory and the tokenizer model by path, size and modification time."""
+    files = sorted([*(p for p in root.rglob("*") if p.is_file()), Path(model)])
+    return frame_cache.key_of(
+        "staging",
+        [[str(k) for k in key], os.environ.get("LOFT_MAX_LINE_BYTES", ""), *map(frame_cache.file_stamp, files)],
+    )
 
 
 def _read_landed(fingerprint: str) -> Staged | None:
-    folder = _landed_dir(fingerprint)
-    try:
-        return Staged(*(pl.read_parquet(folder / f"{name}.parquet") for name in ("datasets", "documents", "queries")))
-    except (OSError, pl.exceptions.PolarsError):
-        return None
+    found = frame_cache.read("staging", fingerprint, LANDED_FRAMES)
+    return None if found is None else Staged(**found)
 
 
 def _write_landed(fingerprint: str, landed: Staged) -> None:
-    """Keep the frames for the next build with the same inputs (written aside, then renamed)."""
-    folder = _landed_dir(fingerprint)
-    partial = folder.with_name(f"{folder.name}.{os.getpid()}.partial")
-    partial.mkdir(parents=True, exist_ok=True)
-    for name in ("datasets", "documents", "queries"):
-        getattr(landed, name).write_parquet(partial / f"{name}.parquet")
-    try:
-        partial.rename(folder)
-    except OSError:
-        shutil.rmtree(partial, ignore_errors=True)
+    """Keep the frames for the next build with the same inputs."""
+    frame_cache.write("staging", fingerprint, {name: getattr(landed, name) for name in LANDED_FRAMES})
 
 
 def frame_for_model(dbt, frame: str) -> pl.DataFrame:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from loft_warehouse.errors import BadInputError
 from loft_warehouse.inference import cost, runner
@@ -164,3 +165,34 @@ def test_limit_parsing():
     assert cost.parse_limit("12.5") == 12.5
     with pytest.raises(Exception, match="must be a number"):
         cost.parse_limit("lots")
+
+
+def test_the_estimate_is_kept_until_a_prompt_a_price_or_a_system_changes(tmp_path, monkeypatch):
+    import duckdb
+
+    from loft_warehouse.inference import warehouse
+    from tests.inference.support import write_systems
+
+    monkeypatch.setenv("LOFT_CACHE_DIR", str(tmp_path / "cache"))
+    calls = []
+    estimate = cost.estimate
+    monkeypatch.setattr(cost, "estimate", lambda *args: calls.append(1) or estimate(*args))
+    con = duckdb.connect()
+    prices = pl.read_csv("seeds/model_prices.csv", infer_schema=False)
+    con.register("prompts", make_prompts())
+    con.register("prices", prices)
+
+    def estimated_with(window: int) -> pl.DataFrame:
+        systems = write_systems(tmp_path / f"systems_{window}.yaml", [openai_system(context_window=window)])
+        relations = con.sql("select * from prompts"), con.sql("select * from prices")
+        return warehouse.cost_estimates("128k", str(systems), *relations)
+
+    first = estimated_with(1000)
+    assert_frame_equal(estimated_with(1000), first)
+    assert len(calls) == 1 and first["n_requests"].sum() == 5
+    estimated_with(5000)
+    assert len(calls) == 2
+    con.register("prompts", make_prompts().head(4))
+    assert estimated_with(5000)["n_requests"].sum() == 4 and len(calls) == 3
+    con.register("prices", prices.with_columns(pl.col("input_usd_per_mtok").str.replace("^2.50$", "3.00")))
+    assert estimated_with(5000)["input_usd_per_mtok"].unique().to_list() == [3.0] and len(calls) == 4

@@ -7,6 +7,7 @@ import json
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from loft_warehouse.design import Design, parse_list
 from loft_warehouse.prompts.store import (
@@ -138,3 +139,46 @@ def test_line_counting_agrees_with_whole_text_counting(tokens, corpus, queries, 
     texts += ["a  b \n\n   c\t\n", "x", "", "é\u00a0ü\n"]
     assert by_line.count(texts) == whole.count(texts)
     assert by_line.continuation(texts) == whole.continuation(texts)
+
+
+def test_built_tables_are_kept_across_processes_until_an_input_changes(
+    tokens, corpus, queries, datasets, tmp_path, monkeypatch
+):
+    from loft_warehouse import settings
+    from loft_warehouse.prompts import store
+
+    monkeypatch.setenv("LOFT_CACHE_DIR", str(tmp_path))
+    model = str(settings.tokenizer_model())
+    design = Design(variants=tuple(resolve(["default", "no_cot"])))
+    monkeypatch.setattr(store, "_BUILT", {})
+    first = store.built(corpus, queries, datasets, design, model, None, 1)
+    monkeypatch.setattr(store, "_BUILT", {})  # a new process: the memo is empty, the files are not
+    rendered = store.build
+    monkeypatch.setattr(store, "build", lambda *args: pytest.fail("rendered again with unchanged inputs"))
+    kept = store.built(corpus.reverse(), queries, datasets, design, model, None, "1")
+    for name in store.PROMPT_FRAMES:
+        assert_frame_equal(getattr(kept, name), getattr(first, name))
+
+    builds = []
+    monkeypatch.setattr(store, "build", lambda *args: builds.append(args) or rendered(*args))
+    edited = corpus.with_columns(pl.col("text").str.replace("^", "Edited. "))
+    store.built(edited, queries, datasets, design, model, None, 1)
+    store.built(corpus, queries, datasets, Design(variants=tuple(resolve(["default"]))), model, None, 1)
+    store.built(corpus, queries, datasets, design, model, None, 2)
+    assert len(builds) == 3
+
+
+def test_cuts_at_line_starts_count_as_the_cut_text(tokens, corpus, queries, datasets):
+    texts = list(build(corpus, queries, datasets, Design(), tokens, 1).prefixes["text"])
+    texts += ["x\n\n  y\nz\n", "one line\n", "a\nb", "é\u00a0ü\n\nZ"]
+    counts = PartCounts(PromptTokens(tokens))
+    assert counts.counts.by_line
+    newline = tokens.count(["\n"])[0]
+    for text in texts:
+        cuts = [0, len(text), *(i + 1 for i, c in enumerate(text) if c == "\n")][:60]
+        cuts += [1, len(text) // 2]  # inside a line: counted as the cut text
+        for cut in cuts:
+            part = text[:cut]
+            assert counts.start_upto(text, cut) == (tokens.count([part])[0] if part else 0), (text[:40], cut)
+            expected = tokens.count(["\n" + part])[0] - newline if part else 0
+            assert counts.continuation_upto(text, cut) == expected, (text[:40], cut)

@@ -3,6 +3,7 @@ table it guards is corrupted."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import duckdb
@@ -96,3 +97,27 @@ def test_corruption_breaks_its_contract(name: str, warehouse_copy, tmp_path: Pat
 def test_icl_class_corruption_target_exists(spine_warehouse: Path) -> None:
     labels = query(spine_warehouse, "select distinct label from loft_32k.corpus where dataset = 'bbh_tracking7'")
     assert ("(A)",) in labels
+
+
+def test_declared_not_null_constraints_are_enforced_by_the_tables(spine_warehouse: Path, warehouse_copy) -> None:
+    manifest = json.loads((spine_warehouse.parent / "target" / "manifest.json").read_text(encoding="utf-8"))
+    declared = {
+        (node["schema"], node["alias"], column)
+        for node in manifest["nodes"].values()
+        if node["resource_type"] == "model" and node["config"]["contract"]["enforced"]
+        for column, spec in node["columns"].items()
+        if any(c["type"] == "not_null" for c in spec["constraints"])
+    }
+    tables = set(query(spine_warehouse, "select schema_name, table_name from duckdb_tables()"))
+    built = {d for d in declared if d[:2] in tables}
+    enforced = set(
+        query(
+            spine_warehouse,
+            "select schema_name, table_name, unnest(constraint_column_names) from duckdb_constraints() "
+            "where constraint_type = 'NOT NULL'",
+        )
+    )
+    assert {("loft_128k", "corpus", "pid"), ("loft_32k", "queries", "qid")} <= built
+    assert built - enforced == set()
+    with duckdb.connect(str(warehouse_copy())) as con, pytest.raises(duckdb.ConstraintException, match="NOT NULL"):
+        con.execute("update loft_128k.corpus set pid = null where dataset = 'arguana'")

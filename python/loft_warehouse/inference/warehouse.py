@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from loft_warehouse import settings
+from loft_warehouse import frame_cache, settings
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost, runner
 from loft_warehouse.inference.fixture_server import is_fixture
@@ -31,6 +31,7 @@ from loft_warehouse.inference.systems import (
     select,
     systems_file,
 )
+from loft_warehouse.model_tokens import rank_dir
 
 PROMPT_COLUMNS = (
     "prompt_id", "task", "dataset", "corpus_id", "variant", "method", "stage", "split", "qid", "turn", "call_index",
@@ -141,18 +142,37 @@ def cost_estimates(
     settings (design) and the corpus's document sizes.
 
     With the prefixes relation, systems with a `tokenizer` count the prompts over their window
-    in SentencePiece tokens again in their own tokens, as the run does.
+    in SentencePiece tokens again in their own tokens, as the run does. The estimate is kept
+    (frame_cache) under everything it reads, tiktoken's rank files included.
     """
     frame = project(prompts, ESTIMATE_COLUMNS)
     systems = list(configured_systems(systems_file_setting, batch).values())
     texts = None if prefixes is None else _prefix_texts(prefixes, frame)
-    seed_prices = cost.prices_from_frame(project(prices))
-    stage1 = cost.estimate(frame, systems, seed_prices, size, texts, data_dir, _segment_texts(segments, frame))
-    if corpus is None or design is None:
-        return stage1
-    documents = project(corpus, ("task", "dataset", "corpus_id", "n_tokens"))
-    later = cost.later_stages(frame, documents, design, systems, seed_prices, size)
-    return pl.concat([stage1, later]).sort("system", "task", "dataset", "method", "stage")
+    segment_texts = _segment_texts(segments, frame)
+    price_frame = project(prices)
+    documents = (
+        None if corpus is None or design is None else project(corpus, ("task", "dataset", "corpus_id", "n_tokens"))
+    )
+
+    def estimates() -> dict[str, pl.DataFrame]:
+        seed_prices = cost.prices_from_frame(price_frame)
+        stage1 = cost.estimate(frame, systems, seed_prices, size, texts, data_dir, segment_texts)
+        if documents is None:
+            return {"estimates": stage1}
+        later = cost.later_stages(frame, documents, design, systems, seed_prices, size)
+        return {"estimates": pl.concat([stage1, later]).sort("system", "task", "dataset", "method", "stage")}
+
+    parts = [size, systems, design, _tokenizer_stamps(data_dir), frame, price_frame, texts, segment_texts, documents]
+    return frame_cache.kept("cost_estimates", parts, ["estimates"], estimates)[0]["estimates"]
+
+
+def _tokenizer_stamps(data_dir: str | None) -> list[str]:
+    """The shared tiktoken rank files an estimate may count with, by path, size and time."""
+    try:
+        folder = rank_dir(data_dir)
+    except ConfigurationError:
+        return []
+    return [frame_cache.file_stamp(p) for p in sorted(folder.glob("*"))] if folder.is_dir() else []
 
 
 def response_store(store_setting: str | None, systems: list[System], emit: Callable[[str], None]) -> Path:

@@ -27,10 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import polars as pl
 import sentencepiece as spm
 
-from loft_warehouse import settings
+from loft_warehouse import frame_cache, settings
 from loft_warehouse.prompts.inputs import Collection, collections
 from loft_warehouse.prompts.render import Anchor, PromptRow, Rendered
 from loft_warehouse.prompts.variants import Variant
@@ -192,6 +193,19 @@ class PromptTokens:
         after_x = self._lines_count(["x\n"])[0] + self._lines_continuation([self._PROBE])[0]
         return whole == [self._lines_count([self._PROBE])[0], after_x]
 
+    @property
+    def newline(self) -> int:
+        """Tokens a newline adds after a newline."""
+        return self._newline
+
+    def line_terms(self, text: str) -> tuple[int, list[int]]:
+        """The count of text's first line on its own, and count("\\n" + line) - d of every line:
+        a text's count is the first plus the later lines' terms, a continuation's the sum of all
+        of them less one newline."""
+        lines = text.split("\n")
+        terms = [n - self._dummy for n in self.tokens.count(["\n" + line for line in lines])]
+        return self.tokens.count([lines[0]])[0], terms
+
     def _line_sums(self, texts: Sequence[list[str]]) -> list[int]:
         flat = ["\n" + line for lines in texts for line in lines]
         counts = iter(self.tokens.count(flat))
@@ -229,22 +243,67 @@ def _gold_targets(task: str, gold_json: str | None, gold_shown_ids: Sequence[str
 
 class PartCounts:
     """Token counts of prompt parts within one build, each distinct text counted once as a
-    prompt's start and once as a continuation (after a newline)."""
+    prompt's start and once as a continuation (after a newline).
+
+    Counted by line, a text keeps its cumulative line counts, so a cut of it at a line start
+    (the prompt up to the first gold document) costs a lookup instead of a recount."""
 
     def __init__(self, counts: PromptTokens) -> None:
         self.counts = counts
         self._start: dict[str, int] = {}
         self._continuation: dict[str, int] = {}
+        self._lines: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
+
+    def _by_line(self, text: str) -> tuple[int, np.ndarray, np.ndarray] | None:
+        """(first line's count, cumulative line terms, offsets where each line's successor
+        starts) of a text counted by line, else None."""
+        if not self.counts.by_line or text.startswith("\n"):
+            return None
+        if text not in self._lines:
+            first, terms = self.counts.line_terms(text)
+            ends = np.cumsum([len(line) + 1 for line in text.split("\n")], dtype=np.int64)
+            self._lines[text] = (first, np.concatenate([[0], np.cumsum(terms, dtype=np.int64)]), ends)
+        return self._lines[text]
 
     def start(self, text: str) -> int:
-        if text not in self._start:
-            self._start[text] = self.counts.count([text])[0] if text else 0
-        return self._start[text]
+        return self._upto(text, len(text), at_start=True)
 
     def continuation(self, text: str) -> int:
-        if text not in self._continuation:
-            self._continuation[text] = self.counts.continuation([text])[0] if text else 0
-        return self._continuation[text]
+        return self._upto(text, len(text), at_start=False)
+
+    def start_upto(self, text: str, offset: int) -> int:
+        """Tokens of text[:offset] at the start of a prompt."""
+        return self._upto(text, offset, at_start=True)
+
+    def continuation_upto(self, text: str, offset: int) -> int:
+        """Tokens of text[:offset] after a newline in a prompt."""
+        return self._upto(text, offset, at_start=False)
+
+    def _upto(self, text: str, offset: int, at_start: bool) -> int:
+        if not offset:
+            return 0
+        lines = self._by_line(text)
+        if lines is None or not self._cuts_at_line(text, offset):
+            part = text[:offset]
+            memo = self._start if at_start else self._continuation
+            if part not in memo:
+                memo[part] = (self.counts.count if at_start else self.counts.continuation)([part])[0]
+            return memo[part]
+        first, cumulative, ends = lines
+        k = self._lines_before(ends, offset)
+        whole = offset == len(text)
+        if at_start:
+            return first + int(cumulative[k] - cumulative[1]) + (0 if whole else self.counts.newline)
+        return int(cumulative[k]) - (self.counts.newline if whole else 0)
+
+    @staticmethod
+    def _cuts_at_line(text: str, offset: int) -> bool:
+        return offset == len(text) or text[offset - 1] == "\n"
+
+    @staticmethod
+    def _lines_before(ends: np.ndarray, offset: int) -> int:
+        """Lines of text[:offset] for a cut at a line start (all of them for the whole text)."""
+        return len(ends) if offset == int(ends[-1]) - 1 else int(np.searchsorted(ends, offset, side="right"))
 
     def total(self, parts: Sequence[str]) -> int:
         """Tokens of the joined parts (all but the last end in a newline)."""
@@ -260,10 +319,13 @@ class PartCounts:
 def _gold_token_offset(counts: PartCounts, row: PromptRow, prefix: str, anchor: Anchor) -> int:
     """Tokens of the prompt before the line where the first gold document starts."""
     part, index, offset = anchor
+    if part == "prefix":
+        before = counts.total([row.head])
+        if not row.head:
+            return counts.start_upto(prefix, offset)
+        return before + counts.continuation_upto(prefix, offset)
     if part == "head":
         parts = [row.head[:offset]]
-    elif part == "prefix":
-        parts = [row.head, prefix[:offset]]
     elif part == "segment":
         parts = [row.head, prefix, *row.segments[:index], row.segments[index][:offset]]
     else:
@@ -340,12 +402,15 @@ def _rows(
     """The prompt rows of one rendering; its prefixes and segments go into the shared tables."""
     rows = []
     n_documents = len(rendered.shown)
+    prefix_ids: dict[str, str] = {}
     for row in rendered.rows:
         prefix = row.prefix if row.prefix is not None else rendered.prefix
         for what, text in (("head", row.head), ("prefix", prefix)):
             if text and not text.endswith("\n"):
                 raise ValueError(f"a prompt {what} must end in a newline: {text[-40:]!r}")
-        pid = prefix_id(*key, variant, prefix, rendered.method)
+        if prefix not in prefix_ids:
+            prefix_ids[prefix] = prefix_id(*key, variant, prefix, rendered.method)
+        pid = prefix_ids[prefix]
         if pid not in prefix_rows:
             prefix_rows[pid] = {
                 "prefix_id": pid,
@@ -409,11 +474,8 @@ def _rows(
     return rows
 
 
-def _fingerprint(*frames: pl.DataFrame) -> tuple[int, ...]:
-    return tuple(int(f.hash_rows(seed=7).sum()) if f.height else 0 for f in frames)
-
-
-_BUILT: dict[tuple, PromptTables] = {}
+PROMPT_FRAMES = ("prefixes", "prompts", "doc_ids", "segments", "variants")
+_BUILT: dict[str, PromptTables] = {}
 _BUILT_LOCK = threading.Lock()
 
 
@@ -427,14 +489,20 @@ def built(
     seed: int | str,
 ) -> PromptTables:
     """build() with settings resolved, memoised on the inputs' content so that the prompt
-    models of a size render once per process."""
+    models of a size render once per process, and kept across builds (frame_cache)."""
     root = None if tokenizer_model else settings.data_dir(data_dir)
     model = settings.tokenizer_model(tokenizer_model, root)
-    key = (str(model), int(seed), design.key(), _fingerprint(corpus, queries, datasets))
+    key = frame_cache.key_of("prompts", [frame_cache.file_stamp(model), int(seed), design, corpus, queries, datasets])
     with _BUILT_LOCK:
         if key not in _BUILT:
             _BUILT.clear()
-            _BUILT[key] = build(corpus, queries, datasets, design, counter(model), int(seed))
+            found = frame_cache.read("prompts", key, PROMPT_FRAMES)
+            if found is None:
+                tables = build(corpus, queries, datasets, design, counter(model), int(seed))
+                frame_cache.write("prompts", key, {name: getattr(tables, name) for name in PROMPT_FRAMES})
+            else:
+                tables = PromptTables(**found)
+            _BUILT[key] = tables
         return _BUILT[key]
 
 

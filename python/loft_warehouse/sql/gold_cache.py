@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 from collections.abc import Iterable
 from functools import cache
@@ -24,15 +23,9 @@ from typing import Any
 import duckdb
 import sqlglot
 
-from loft_warehouse.settings import PROJECT_ROOT
+from loft_warehouse.frame_cache import cache_dir
 
 SQL_PACKAGE = Path(__file__).parent
-
-
-def cache_dir() -> Path:
-    """$LOFT_CACHE_DIR, else .loft_cache/ in the project."""
-    value = os.environ.get("LOFT_CACHE_DIR", "").strip()
-    return Path(value).expanduser() if value else PROJECT_ROOT / ".loft_cache"
 
 
 @cache

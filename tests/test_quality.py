@@ -1,0 +1,78 @@
+"""Expectation suites: a pass on unchanged rows is kept, anything else is validated afresh."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+
+from loft_warehouse import quality
+
+SUITE = {
+    "name": "answers_present",
+    "group": "results",
+    "query": "select * from {schema}.answers",
+    "expectations": [
+        {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "answer"}},
+        {"type": "expect_column_values_to_be_between", "kwargs": {"column": "score", "min_value": 0, "max_value": 1}},
+    ],
+}
+
+
+@pytest.fixture
+def suites(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOFT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "expectations"
+    folder.mkdir()
+    (folder / "answers.json").write_text(json.dumps(SUITE), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def validations(monkeypatch):
+    calls: list[int] = []
+    validate = quality.validate_frame
+
+    def counted(frame, suite):
+        calls.append(len(frame))
+        return validate(frame, suite)
+
+    monkeypatch.setattr(quality, "validate_frame", counted)
+    return calls
+
+
+@pytest.fixture
+def con():
+    con = duckdb.connect()
+    con.sql("create schema s; create table s.answers as select * from (values ('a', 1.0), ('b', 0.5)) t(answer, score)")
+    return con
+
+
+def test_a_pass_on_the_same_rows_is_kept(suites, validations, con):
+    (first,) = quality.run_suites(con, "s", "results", suites)
+    (second,) = quality.run_suites(con, "s", "results", suites)
+    assert (first.success, first.reused, second.success, second.reused) == (True, False, True, True)
+    assert validations == [2]
+    assert second.summary() == "PASS s answers_present (2 rows, verdict kept from the same rows)"
+    con.sql("update s.answers set score = 0.25 where answer = 'b'")
+    (changed,) = quality.run_suites(con, "s", "results", suites)
+    assert (changed.success, changed.reused, validations) == (True, False, [2, 2])
+
+
+def test_a_failure_is_never_kept(suites, validations, con):
+    con.sql("insert into s.answers values (null, 2.0)")
+    results = [quality.run_suites(con, "s", "results", suites)[0] for _ in range(2)]
+    assert [(r.success, r.reused) for r in results] == [(False, False), (False, False)]
+    assert validations == [3, 3]
+    assert "expect_column_values_to_not_be_null" in results[1].failures[0]
+    with pytest.raises(AssertionError, match="answers_present"):
+        quality.enforce(results)
+
+
+def test_an_edited_suite_is_validated_afresh(suites, validations, con):
+    quality.run_suites(con, "s", "results", suites)
+    edited = {**SUITE, "expectations": SUITE["expectations"][:1]}
+    (suites / "answers.json").write_text(json.dumps(edited), encoding="utf-8")
+    (result,) = quality.run_suites(con, "s", "results", suites)
+    assert (result.success, result.reused, validations) == (True, False, [2, 2])
