@@ -91,3 +91,46 @@ def test_an_unreadable_or_partial_entry_is_absent(cache):
     FRAME.write_parquet(partial / "frame.parquet")
     assert frame_cache.read("k", other, ["frame"]) is None
     assert frame_cache.read("k", key, ["frame", "missing"]) is None
+
+
+def _entry(name: str) -> str:
+    key = frame_cache.key_of("k", [name])
+    frame_cache.write("k", key, {"frame": FRAME})
+    return key
+
+
+def _used(key: str, at: float) -> None:
+    os.utime(frame_cache.entry_dir("k", key), (at, at))
+
+
+def test_the_least_recently_used_entries_go_beyond_the_budget(monkeypatch):
+    first, second, third = _entry("first"), _entry("second"), _entry("third")
+    for at, key in enumerate([first, second, third], start=1):
+        _used(key, 1_000_000 + at)
+    size = sum(f.stat().st_size for f in frame_cache.entry_dir("k", first).iterdir())
+    monkeypatch.setenv("LOFT_CACHE_MAX_GB", str(2.5 * size / 2**30))
+    assert frame_cache.read("k", first, ["frame"]) is not None  # used now: the most recent
+    fourth = _entry("fourth")
+    kept = {key for key in (first, second, third, fourth) if frame_cache.read("k", key, ["frame"]) is not None}
+    assert kept == {first, fourth}
+
+    monkeypatch.setenv("LOFT_CACHE_MAX_GB", "0")
+    fifth = _entry("fifth")  # over any budget on its own, but what was just written stays
+    assert frame_cache.read("k", fifth, ["frame"]) is not None
+    assert frame_cache.read("k", fourth, ["frame"]) is None
+
+
+def test_a_partial_entry_left_by_a_dead_writer_goes_after_an_hour(cache):
+    stale, fresh = cache / "k" / "a.1.partial", cache / "k" / "b.2.partial"
+    for folder in (stale, fresh):
+        folder.mkdir(parents=True)
+    os.utime(stale, (0, 0))
+    _entry("any")
+    assert (stale.exists(), fresh.exists()) == (False, True)
+
+
+@pytest.mark.parametrize("value", ["-1", "lots", "nan"])
+def test_a_bad_budget_is_refused_by_name(monkeypatch, value):
+    monkeypatch.setenv("LOFT_CACHE_MAX_GB", value)
+    with pytest.raises(frame_cache.ConfigurationError, match="LOFT_CACHE_MAX_GB"):
+        _entry("any")

@@ -6,7 +6,9 @@ expectation suites. Each of those is a function of its inputs (frames, files, se
 this package's code, so its output is kept under the sha256 of all of them; a change to any
 input, to the package's sources or to the libraries that compute it misses. Entries are written
 aside and renamed, so a build that dies mid-write leaves no entry, and an entry that cannot be
-read is treated as absent. The folder is $LOFT_CACHE_DIR, else .loft_cache/ in the project.
+read is treated as absent. The folder is $LOFT_CACHE_DIR, else .loft_cache/ in the project;
+the entries in it take at most $LOFT_CACHE_MAX_GB (default 2), the least recently used going
+first, so a code change (which makes every key new) does not leave old entries behind for good.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
@@ -25,9 +28,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.settings import PROJECT_ROOT
 
 PACKAGE = Path(__file__).parent
+DEFAULT_MAX_GB = 2.0
+STALE_PARTIAL_S = 3600
 LIBRARIES = ("polars", "duckdb", "sentencepiece", "tiktoken", "great_expectations", "pandas", "sqlglot")
 
 
@@ -99,13 +105,28 @@ def entry_dir(kind: str, key: str) -> Path:
     return cache_dir() / kind / key
 
 
+def max_bytes() -> int:
+    """$LOFT_CACHE_MAX_GB (default 2) in bytes: what the entries may take in all."""
+    value = os.environ.get("LOFT_CACHE_MAX_GB", "").strip()
+    try:
+        gigabytes = float(value) if value else DEFAULT_MAX_GB
+    except ValueError:
+        gigabytes = -1.0
+    if not gigabytes >= 0:
+        raise ConfigurationError(f"LOFT_CACHE_MAX_GB must be a number of gigabytes >= 0, got {value!r}")
+    return int(gigabytes * 2**30)
+
+
 def read(kind: str, key: str, names: Iterable[str]) -> dict[str, pl.DataFrame] | None:
-    """The named frames of an entry, or None when it is absent or unreadable."""
+    """The named frames of an entry, or None when it is absent or unreadable; a read marks the
+    entry as used."""
     folder = entry_dir(kind, key)
     try:
-        return {name: pl.read_parquet(folder / f"{name}.parquet") for name in names}
+        frames = {name: pl.read_parquet(folder / f"{name}.parquet") for name in names}
+        os.utime(folder)
     except (OSError, pl.exceptions.PolarsError):
         return None
+    return frames
 
 
 def write(kind: str, key: str, frames: Mapping[str, pl.DataFrame]) -> None:
@@ -119,6 +140,31 @@ def write(kind: str, key: str, frames: Mapping[str, pl.DataFrame]) -> None:
         partial.rename(folder)
     except OSError:
         shutil.rmtree(partial, ignore_errors=True)
+    prune(keep=folder)
+
+
+def prune(keep: Path) -> None:
+    """Remove the least recently used entries beyond max_bytes() (never `keep`), and partial
+    entries that a writer left over an hour ago."""
+    entries = []
+    now = time.time()
+    for folder in cache_dir().glob("*/*"):
+        try:
+            if not folder.is_dir():
+                continue
+            used = folder.stat().st_mtime
+            if folder.name.endswith(".partial"):
+                if now - used > STALE_PARTIAL_S:
+                    shutil.rmtree(folder, ignore_errors=True)
+                continue
+            entries.append((used, sum(f.stat().st_size for f in folder.iterdir()), folder))
+        except OSError:
+            continue
+    budget = max_bytes()
+    for _, size, folder in sorted(entries, key=lambda entry: entry[0], reverse=True):
+        budget -= size
+        if budget < 0 and folder != keep:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def kept(
