@@ -71,11 +71,12 @@ def test_kept_computes_once_and_reads_the_entry_back(cache):
         calls.append(1)
         return {"frame": FRAME}
 
-    first, reused = frame_cache.kept("k", ["a"], ["frame"], compute)
-    again, reused_again = frame_cache.kept("k", ["a"], ["frame"], compute)
+    key = frame_cache.key_of("k", ["a"])
+    first, reused = frame_cache.kept("k", key, ["frame"], compute)
+    again, reused_again = frame_cache.kept("k", key, ["frame"], compute)
     assert (reused, reused_again, len(calls)) == (False, True, 1)
     assert_frame_equal(again["frame"], first["frame"])
-    frame_cache.kept("k", ["b"], ["frame"], compute)
+    frame_cache.kept("k", frame_cache.key_of("k", ["b"]), ["frame"], compute)
     assert len(calls) == 2
     assert not list(cache.rglob("*.partial"))
 

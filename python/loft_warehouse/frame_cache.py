@@ -168,14 +168,9 @@ def prune(keep: Path) -> None:
 
 
 def kept(
-    kind: str,
-    parts: Iterable[Any],
-    names: Iterable[str],
-    compute: Callable[[], Mapping[str, pl.DataFrame]],
+    kind: str, key: str, names: Iterable[str], compute: Callable[[], Mapping[str, pl.DataFrame]]
 ) -> tuple[dict[str, pl.DataFrame], bool]:
-    """The entry for these parts, computing and keeping it on a miss; also whether it was reused."""
-    names = list(names)
-    key = key_of(kind, parts)
+    """The entry under key, computing and keeping it on a miss; also whether it was reused."""
     found = read(kind, key, names)
     if found is not None:
         return found, True

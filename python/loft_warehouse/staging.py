@@ -335,13 +335,15 @@ def staged(
     with _STAGED_LOCK:
         if key not in _STAGED:
             fingerprint = _inputs_fingerprint(root, model, key)
-            landed = _read_landed(fingerprint)
-            if landed is None:
+
+            def land() -> dict[str, pl.DataFrame]:
                 landed = stage_size(root, size_label, model, int(seed), wanted)
-                _write_landed(fingerprint, landed)
-            else:
+                return {name: getattr(landed, name) for name in LANDED_FRAMES}
+
+            frames, reused = frame_cache.kept("staging", fingerprint, LANDED_FRAMES, land)
+            if reused:
                 print(f"staging {size_label}: reused the frames of unchanged inputs ({fingerprint[:12]})")
-            _STAGED[key] = landed
+            _STAGED[key] = Staged(**frames)
         return _STAGED[key]
 
 
@@ -353,16 +355,6 @@ def _inputs_fingerprint(root: Path, model: Path, key: tuple) -> str:
         "staging",
         [[str(k) for k in key], os.environ.get("LOFT_MAX_LINE_BYTES", ""), *map(frame_cache.file_stamp, files)],
     )
-
-
-def _read_landed(fingerprint: str) -> Staged | None:
-    found = frame_cache.read("staging", fingerprint, LANDED_FRAMES)
-    return None if found is None else Staged(**found)
-
-
-def _write_landed(fingerprint: str, landed: Staged) -> None:
-    """Keep the frames for the next build with the same inputs."""
-    frame_cache.write("staging", fingerprint, {name: getattr(landed, name) for name in LANDED_FRAMES})
 
 
 def frame_for_model(dbt, frame: str) -> pl.DataFrame:

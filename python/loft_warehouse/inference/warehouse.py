@@ -163,7 +163,8 @@ def cost_estimates(
         return {"estimates": pl.concat([stage1, later]).sort("system", "task", "dataset", "method", "stage")}
 
     parts = [size, systems, design, _tokenizer_stamps(data_dir), frame, price_frame, texts, segment_texts, documents]
-    return frame_cache.kept("cost_estimates", parts, ["estimates"], estimates)[0]["estimates"]
+    key = frame_cache.key_of("cost_estimates", parts)
+    return frame_cache.kept("cost_estimates", key, ["estimates"], estimates)[0]["estimates"]
 
 
 def _tokenizer_stamps(data_dir: str | None) -> list[str]:

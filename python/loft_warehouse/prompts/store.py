@@ -198,11 +198,10 @@ class PromptTokens:
         """Tokens a newline adds after a newline."""
         return self._newline
 
-    def line_terms(self, text: str) -> tuple[int, list[int]]:
-        """The count of text's first line on its own, and count("\\n" + line) - d of every line:
-        a text's count is the first plus the later lines' terms, a continuation's the sum of all
-        of them less one newline."""
-        lines = text.split("\n")
+    def line_terms(self, lines: list[str]) -> tuple[int, list[int]]:
+        """For a text's lines (text.split("\\n")): the first line's count on its own, and
+        count("\\n" + line) - d of every line: a text's count is the first plus the later lines'
+        terms, a continuation's the sum of all of them less one newline."""
         terms = [n - self._dummy for n in self.tokens.count(["\n" + line for line in lines])]
         return self.tokens.count([lines[0]])[0], terms
 
@@ -260,8 +259,9 @@ class PartCounts:
         if not self.counts.by_line or text.startswith("\n"):
             return None
         if text not in self._lines:
-            first, terms = self.counts.line_terms(text)
-            ends = np.cumsum([len(line) + 1 for line in text.split("\n")], dtype=np.int64)
+            lines = text.split("\n")
+            first, terms = self.counts.line_terms(lines)
+            ends = np.cumsum([len(line) + 1 for line in lines], dtype=np.int64)
             self._lines[text] = (first, np.concatenate([[0], np.cumsum(terms, dtype=np.int64)]), ends)
         return self._lines[text]
 
@@ -320,10 +320,9 @@ def _gold_token_offset(counts: PartCounts, row: PromptRow, prefix: str, anchor: 
     """Tokens of the prompt before the line where the first gold document starts."""
     part, index, offset = anchor
     if part == "prefix":
-        before = counts.total([row.head])
         if not row.head:
             return counts.start_upto(prefix, offset)
-        return before + counts.continuation_upto(prefix, offset)
+        return counts.start(row.head) + counts.continuation_upto(prefix, offset)
     if part == "head":
         parts = [row.head[:offset]]
     elif part == "segment":
@@ -496,13 +495,12 @@ def built(
     with _BUILT_LOCK:
         if key not in _BUILT:
             _BUILT.clear()
-            found = frame_cache.read("prompts", key, PROMPT_FRAMES)
-            if found is None:
+
+            def render() -> dict[str, pl.DataFrame]:
                 tables = build(corpus, queries, datasets, design, counter(model), int(seed))
-                frame_cache.write("prompts", key, {name: getattr(tables, name) for name in PROMPT_FRAMES})
-            else:
-                tables = PromptTables(**found)
-            _BUILT[key] = tables
+                return {name: getattr(tables, name) for name in PROMPT_FRAMES}
+
+            _BUILT[key] = PromptTables(**frame_cache.kept("prompts", key, PROMPT_FRAMES, render)[0])
         return _BUILT[key]
 
 
