@@ -58,6 +58,21 @@ def test_a_lease_of_a_live_owner_is_respected_and_a_dead_or_expired_one_taken_ov
         assert reopened._con.execute("select count(*) from leases").fetchone()[0] == 0
 
 
+def test_a_batch_being_submitted_is_leased_until_its_submit_ends_or_its_builder_dies(tmp_path):
+    with ResponseStore(tmp_path / "s.sqlite") as first, ResponseStore(tmp_path / "s.sqlite") as second:
+        first.record_batch("b1", "gpt", "openai", [("k1", "{}")])
+        assert second.submitting_elsewhere("b1") and not first.submitting_elsewhere("b1")
+        first.end_submit("b1")
+        assert not second.submitting_elsewhere("b1")
+        second.record_batch("b2", "gpt", "openai", [("k2", "{}")])
+        dead = f"{HOST}:{2**22 + 12345}:gone"
+        second._con.execute("update leases set owner = ?", [dead])
+        assert not first.submitting_elsewhere("b2")
+        first.record_batch("b3", "gpt", "openai", [("k1", "{}")])
+        assert not second.submitting_elsewhere("b3"), "a batch with every key taken is neither recorded nor leased"
+        assert first.batch("b1")["state"] == "submitting"
+
+
 def test_a_dry_run_against_the_fixture_defaults_to_its_own_store(tmp_path, api_env, monkeypatch):
     from loft_warehouse.inference.store import DEFAULT_STORE, FIXTURE_STORE
     from loft_warehouse.inference.warehouse import response_store

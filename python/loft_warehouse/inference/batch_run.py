@@ -64,6 +64,14 @@ class BatchWork:
         for batch in self.store.batches(name, open_only=True):
             batch_id = str(batch["batch_id"])
             provider_id = batch["provider_batch_id"]
+            if provider_id is None and self.store.submitting_elsewhere(batch_id):
+                entries = self.store.batch_entries(batch_id)
+                waiting.update((key, batch_id) for key, _ in entries)
+                self.emit(f"{name}: batch {batch_id} is being submitted by another build: {len(entries)} requests")
+                continue
+            if provider_id is None:
+                # Its submit returned (or its build died) since the batches were read.
+                provider_id = self.store.batch(batch_id)["provider_batch_id"]
             if provider_id is None:
                 found = functools.partial(
                     self.client.find,
@@ -203,34 +211,39 @@ class BatchWork:
                 if not chunk:
                     continue
             try:
-                # Never retried here: a submit that timed out may have created the batch, and
-                # the next build's find() tells.
-                provider_id = self.client.call(functools.partial(self.client.submit, batch_id, chunk))
-            except RetryableError as exc:
-                self.emit(
-                    f"WARNING: {name}: submitting batch {batch_id} failed ({self.system.scrub(str(exc))}); "
-                    "the next build looks for it at the provider before sending its requests again"
-                )
-                batch_of.update((r.key, batch_id) for r in chunk)
-                continue
-            except PermanentError as exc:
-                message = self.system.scrub(str(exc))
-                self.store.update_batch(batch_id, state="failed", error=message[:2000])
-                for request in chunk:
-                    self.refused.add(request.key)
-                    result = BatchResult(request.key, None, "errored", message, isinstance(exc, RejectedError))
-                    self.store.put(self.response(request.row, request.key, result, batch_id))
-                self.emit(f"WARNING: {name}: the provider refused batch {batch_id}: {message}")
-                continue
-            self.store.update_batch(
-                batch_id, provider_batch_id=provider_id, state="submitted", provider_state="submitted"
-            )
+                self._submit(batch_id, chunk)
+            finally:
+                self.store.end_submit(batch_id)
             batch_of.update((r.key, batch_id) for r in chunk)
-            self.emit(
-                f"{name}: submitted batch {batch_id} ({provider_id}) of {len(chunk)} request(s); "
-                "a later build collects it (`loft batches` lists batches)"
-            )
         return batch_of
+
+    def _submit(self, batch_id: str, chunk: list[Request]) -> None:
+        """One recorded batch to the provider; its id (or the refusal) stored."""
+        name = self.system.name
+        try:
+            # Never retried here: a submit that timed out may have created the batch, and
+            # the next build's find() tells.
+            provider_id = self.client.call(functools.partial(self.client.submit, batch_id, chunk))
+        except RetryableError as exc:
+            self.emit(
+                f"WARNING: {name}: submitting batch {batch_id} failed ({self.system.scrub(str(exc))}); "
+                "the next build looks for it at the provider before sending its requests again"
+            )
+            return
+        except PermanentError as exc:
+            message = self.system.scrub(str(exc))
+            self.store.update_batch(batch_id, state="failed", error=message[:2000])
+            for request in chunk:
+                self.refused.add(request.key)
+                result = BatchResult(request.key, None, "errored", message, isinstance(exc, RejectedError))
+                self.store.put(self.response(request.row, request.key, result, batch_id))
+            self.emit(f"WARNING: {name}: the provider refused batch {batch_id}: {message}")
+            return
+        self.store.update_batch(batch_id, provider_batch_id=provider_id, state="submitted", provider_state="submitted")
+        self.emit(
+            f"{name}: submitted batch {batch_id} ({provider_id}) of {len(chunk)} request(s); "
+            "a later build collects it (`loft batches` lists batches)"
+        )
 
     def close(self) -> None:
         self.client.close()

@@ -5,8 +5,9 @@ Anthropic's Message Batches (create, poll, JSONL results).
 A batch the fixture accepts stays in progress until the test (or `POST /loft-fixture/batches`)
 completes or expires it; each request then gets the answer its synchronous endpoint would give,
 unless `FixtureState.batch_outcome` says it errored, was invalid or expired. A create can be
-held open for `batch_create_delay_s` after the batch exists, so a test can kill the caller
-between the provider accepting a batch and the caller learning its id.
+held open for `batch_accept_delay_s` before the batch exists (a slow upload: the provider knows
+nothing yet) and for `batch_create_delay_s` after, so a test can kill the caller between the
+provider accepting a batch and the caller learning its id.
 """
 
 from __future__ import annotations
@@ -45,7 +46,10 @@ def _iso(seconds: float) -> str:
 
 
 def register(state: FixtureState, api: str, requests: list[tuple[str, dict[str, Any]]], **extra: Any) -> FixtureBatch:
-    """Accept a batch, then hold the reply for batch_create_delay_s (the batch exists already)."""
+    """Accept a batch after batch_accept_delay_s, then hold the reply for batch_create_delay_s
+    (the batch exists already)."""
+    if state.batch_accept_delay_s:
+        time.sleep(state.batch_accept_delay_s)
     prefix = {"openai": "batch_", "anthropic": "msgbatch_", "gemini": "batches/"}[api]
     batch = FixtureBatch(api, f"{prefix}{uuid.uuid4().hex[:20]}", time.time(), requests, **extra)
     with state.lock:

@@ -86,6 +86,7 @@ class FixtureState:
     anthropic_cache: set[str] = field(default_factory=set)
     files: dict[str, bytes] = field(default_factory=dict)
     batches: dict[str, FixtureBatch] = field(default_factory=dict)
+    batch_accept_delay_s: float = 0.0
     batch_create_delay_s: float = 0.0
     batch_outcome: Callable[[str], str | None] | None = None
     in_flight: int = 0

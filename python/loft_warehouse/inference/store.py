@@ -12,7 +12,8 @@ like any other.
 One store, one payer: before a paid request is sent, its key is claimed in `leases` (owner,
 expiry, renewed while the owner lives). Another build sharing the store waits for that key's
 response instead of sending it too; a lease whose owner died (same host, pid gone) or that
-expired is taken over.
+expired is taken over. A batch being submitted is leased the same way, so another build waits
+for its provider id instead of taking it for a submit that was lost.
 """
 
 from __future__ import annotations
@@ -220,28 +221,34 @@ class ResponseStore:
                 if values is not None and _is_final(StoredResponse(*values), retry_errors):
                     self._con.execute("COMMIT")
                     return "stored", StoredResponse(*values)
-                lease = self._con.execute(
-                    "SELECT owner, expires_at FROM leases WHERE request_key = ?", [key]
-                ).fetchone()
-                now = time.time()
-                if lease is not None and lease[0] != self.owner and lease[1] > now and _owner_alive(lease[0]):
+                if self._held_elsewhere(key):
                     self._con.execute("COMMIT")
                     return "busy", None
-                self._con.execute(
-                    "INSERT INTO leases VALUES (?, ?, ?) ON CONFLICT(request_key) DO UPDATE SET "
-                    "owner = excluded.owner, expires_at = excluded.expires_at",
-                    [key, self.owner, now + LEASE_TTL_S],
-                )
+                self._take_lease(key)
                 self._con.execute("COMMIT")
             except BaseException:
                 if self._con.in_transaction:
                     self._con.execute("ROLLBACK")
                 raise
-            self._held.add(key)
-            if self._heartbeat is None:
-                self._heartbeat = threading.Thread(target=self._renew, name="store-leases", daemon=True)
-                self._heartbeat.start()
         return "mine", None
+
+    def _held_elsewhere(self, key: str) -> bool:
+        """Whether another live owner holds the lease on key (caller holds self._lock)."""
+        lease = self._con.execute("SELECT owner, expires_at FROM leases WHERE request_key = ?", [key]).fetchone()
+        return lease is not None and lease[0] != self.owner and lease[1] > time.time() and _owner_alive(lease[0])
+
+    def _take_lease(self, key: str) -> None:
+        """Hold the lease on key, renewed until released or closed (caller holds self._lock,
+        inside a transaction)."""
+        self._con.execute(
+            "INSERT INTO leases VALUES (?, ?, ?) ON CONFLICT(request_key) DO UPDATE SET "
+            "owner = excluded.owner, expires_at = excluded.expires_at",
+            [key, self.owner, time.time() + LEASE_TTL_S],
+        )
+        self._held.add(key)
+        if self._heartbeat is None:
+            self._heartbeat = threading.Thread(target=self._renew, name="store-leases", daemon=True)
+            self._heartbeat.start()
 
     def release(self, key: str) -> None:
         """Drop this store's lease on a key (its response is stored, or it was not sent)."""
@@ -331,6 +338,8 @@ class ResponseStore:
     def record_batch(self, batch_id: str, system: str, provider: str, entries: list[tuple[str, str]]) -> dict[str, str]:
         """Store a batch about to be submitted (state 'submitting') with its (request_key,
         prompt row JSON) entries, in one commit: from here on no build submits them again.
+        This store holds the batch's submit lease until end_submit(), so another build takes
+        the batch for one being submitted, not for one whose submit was lost.
 
         Keys already in an open batch of the system (another build sharing the store just
         recorded them) are left out; returns those keys with the batch that holds them. A batch
@@ -355,12 +364,23 @@ class ResponseStore:
                     self._con.executemany(
                         "INSERT INTO batch_requests VALUES (?, ?, ?)", [(batch_id, key, row) for key, row in entries]
                     )
+                    self._take_lease(_submit_lease(batch_id))
                 self._con.execute("COMMIT")
             except BaseException:
                 if self._con.in_transaction:
                     self._con.execute("ROLLBACK")
                 raise
         return taken
+
+    def end_submit(self, batch_id: str) -> None:
+        """This build's submit of a batch returned or failed: its lease goes."""
+        self.release(_submit_lease(batch_id))
+
+    def submitting_elsewhere(self, batch_id: str) -> bool:
+        """Whether another live build holds the batch's submit lease: it is being submitted
+        now, and its provider id comes when the call returns."""
+        with self._lock:
+            return self._held_elsewhere(_submit_lease(batch_id))
 
     def update_batch(self, batch_id: str, **values: object) -> None:
         """Set some of a batch's columns (state, provider_batch_id, counts, cost, error)."""
@@ -387,6 +407,16 @@ class ResponseStore:
                 f"SELECT {', '.join(BATCH_COLUMNS)} FROM batches{clause} ORDER BY submitted_at, batch_id", params
             ).fetchall()
         return [dict(zip(BATCH_COLUMNS, row, strict=True)) for row in rows]
+
+    def batch(self, batch_id: str) -> dict[str, object]:
+        """One batch as stored now."""
+        with self._lock:
+            row = self._con.execute(
+                f"SELECT {', '.join(BATCH_COLUMNS)} FROM batches WHERE batch_id = ?", [batch_id]
+            ).fetchone()
+        if row is None:
+            raise KeyError(f"no batch {batch_id} in {self.path}")
+        return dict(zip(BATCH_COLUMNS, row, strict=True))
 
     def batch_entries(self, batch_id: str) -> list[tuple[str, str]]:
         """(request_key, prompt row JSON) of a batch, in submission order."""
@@ -415,6 +445,11 @@ def _wal_mode(con: sqlite3.Connection, wait_s: float = 30.0) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+def _submit_lease(batch_id: str) -> str:
+    """The lease key of a batch's submit (request keys are hex digests: no clash)."""
+    return f"batch-submit:{batch_id}"
 
 
 def _is_final(response: StoredResponse, retry_errors: bool) -> bool:
