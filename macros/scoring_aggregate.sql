@@ -3,6 +3,12 @@
 #}
 
 {#
+  A mean that is the same to the last bit however DuckDB splits the sum across threads: each
+  value as DECIMAL(38, 18), summed in exact integer arithmetic (a DOUBLE sum depends on the order).
+#}
+{% macro scoring_order_free_mean(column) %}avg(({{ column }})::decimal(38, 18)){% endmacro %}
+
+{#
   Means of `value` per group of `keys`, with n and a 95% interval: Wilson when every value is 0
   or 1, else a seeded percentile bootstrap of the mean over the values in (qid, turn) order.
   `aggregates` are further `expression as name` columns. Keys may be null (joins are null-safe).
@@ -15,7 +21,7 @@ grouped as (
         {{ keys | join(', ') }},
         {% for aggregate in aggregates %}{{ aggregate }},
         {% endfor %}count(*) as n,
-        avg(value) as mean,
+        {{ scoring_order_free_mean('value') }} as mean,
         bool_and(value in (0, 1)) as is_binary
     from {{ relation }}
     group by {{ keys | join(', ') }}
@@ -370,7 +376,7 @@ arms as (
     select
         {{ (scope + arm) | join(', ') }},
         count(*) as n,
-        avg(value) as mean,
+        {{ scoring_order_free_mean('value') }} as mean,
         bool_and(value in (0, 1)) as is_binary
     from primary_scores
     group by all

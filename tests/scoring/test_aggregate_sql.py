@@ -4,6 +4,8 @@ and the leaderboard beside the paper (macros/scoring_aggregate.sql, scoring_scor
 from __future__ import annotations
 
 import json
+import random
+from fractions import Fraction
 from types import SimpleNamespace
 
 import duckdb
@@ -11,7 +13,7 @@ import pytest
 
 from loft_warehouse.scoring import duckdb_functions
 from loft_warehouse.scoring.intervals import bootstrap_interval, wilson_interval
-from tests.scoring.sqlkit import Scenario, insert
+from tests.scoring.sqlkit import Scenario, insert, macros
 
 SEED = 7
 
@@ -97,6 +99,24 @@ def test_leaderboard(scenario: Scenario) -> None:
         ("paper", "LOFT paper Table 2: 128k release corpus, test split"),
         ("warehouse", "this warehouse: 128k test split, corpus built from an unregistered source"),
     ]
+
+
+def test_a_mean_is_the_same_to_the_last_bit_whatever_order_its_values_are_summed_in() -> None:
+    # A DOUBLE sum depends on the order (0.1 + 0.2 + 0.3 != 0.3 + 0.2 + 0.1): rebuilt metrics
+    # differed in the last bit as DuckDB split the sum across threads differently.
+    rng = random.Random(5)
+    values = [rng.choice([0.1, 0.2, 0.3, 1 / 3, 2 / 3, 0.7]) * rng.random() for _ in range(500)]
+    means = set()
+    con = duckdb_functions.register(duckdb.connect())
+    for _ in range(6):
+        rng.shuffle(values)
+        con.execute("create or replace table rows (k varchar, qid varchar, turn bigint, value double)")
+        con.executemany("insert into rows values ('g', ?, 0, ?)", [(f"q{i:04d}", v) for i, v in enumerate(values)])
+        (mean,) = con.sql(macros().scoring_means("rows", ["k"], [], 7)).project("mean").fetchone()
+        means.add(mean)
+    assert len(means) == 1
+    exact = sum(map(Fraction, values)) / len(values)
+    assert abs(Fraction(means.pop()) - exact) <= Fraction(1, 10**17)
 
 
 def test_sql_execution_accuracy_per_turn_and_conversation(monkeypatch: pytest.MonkeyPatch) -> None:
