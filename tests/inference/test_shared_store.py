@@ -14,7 +14,8 @@ from tests.inference.support import inputs, make_prompts, openai_system, systems
 
 
 def test_two_builds_sharing_a_store_pay_for_each_prompt_once(tmp_path, api_env):
-    api_env.state.latency_s = 0.2
+    # Long enough (about 2.8 s a build) that the builds overlap even when one thread starts late.
+    api_env.state.latency_s = 0.4
     prompts = make_prompts(12, 8)
     systems = systems_from(tmp_path, [openai_system()], concurrency=3)
     frames: dict[str, pl.DataFrame] = {}
