@@ -8,6 +8,7 @@ import duckdb
 import pytest
 
 from loft_warehouse import quality
+from tests.spies import spy
 
 SUITE = {
     "name": "answers_present",
@@ -31,15 +32,7 @@ def suites(tmp_path, monkeypatch):
 
 @pytest.fixture
 def validations(monkeypatch):
-    calls: list[int] = []
-    validate = quality.validate_frame
-
-    def counted(frame, suite):
-        calls.append(len(frame))
-        return validate(frame, suite)
-
-    monkeypatch.setattr(quality, "validate_frame", counted)
-    return calls
+    return spy(monkeypatch, quality, "validate_frame", lambda frame, _suite: len(frame))
 
 
 @pytest.fixture

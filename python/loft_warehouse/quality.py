@@ -108,6 +108,7 @@ def run_suites(
         rows = con.sql(query).pl()
         key = frame_cache.key_of("quality", [suite, rows])
         kept = frame_cache.read("quality", key, ["passed"]) is not None
+        # GX sees DuckDB's own pandas frame, as before caching (polars' to_pandas types differ).
         success, failures = (True, []) if kept else validate_frame(con.sql(query).df(), suite)
         if success and not kept:
             frame_cache.write("quality", key, {"passed": pl.DataFrame({"suite": [suite["name"]]})})

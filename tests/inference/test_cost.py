@@ -172,11 +172,10 @@ def test_the_estimate_is_kept_until_a_prompt_a_price_or_a_system_changes(tmp_pat
 
     from loft_warehouse.inference import warehouse
     from tests.inference.support import write_systems
+    from tests.spies import spy
 
     monkeypatch.setenv("LOFT_CACHE_DIR", str(tmp_path / "cache"))
-    calls = []
-    estimate = cost.estimate
-    monkeypatch.setattr(cost, "estimate", lambda *args: calls.append(1) or estimate(*args))
+    calls = spy(monkeypatch, cost, "estimate")
     con = duckdb.connect()
     prices = pl.read_csv("seeds/model_prices.csv", infer_schema=False)
     con.register("prompts", make_prompts())

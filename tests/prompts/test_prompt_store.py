@@ -146,6 +146,7 @@ def test_built_tables_are_kept_across_processes_until_an_input_changes(
 ):
     from loft_warehouse import settings
     from loft_warehouse.prompts import store
+    from tests.spies import spy
 
     monkeypatch.setenv("LOFT_CACHE_DIR", str(tmp_path))
     model = str(settings.tokenizer_model())
@@ -159,8 +160,8 @@ def test_built_tables_are_kept_across_processes_until_an_input_changes(
     for name in store.PROMPT_FRAMES:
         assert_frame_equal(getattr(kept, name), getattr(first, name))
 
-    builds = []
-    monkeypatch.setattr(store, "build", lambda *args: builds.append(args) or rendered(*args))
+    monkeypatch.setattr(store, "build", rendered)
+    builds = spy(monkeypatch, store, "build")
     edited = corpus.with_columns(pl.col("text").str.replace("^", "Edited. "))
     store.built(edited, queries, datasets, design, model, None, 1)
     store.built(corpus, queries, datasets, Design(variants=tuple(resolve(["default"]))), model, None, 1)

@@ -10,18 +10,12 @@ import duckdb
 from loft_warehouse.sql import gold, gold_cache
 from loft_warehouse.sql.gold_cache import GoldCache
 from loft_warehouse.sql.rewrite import Schema
+from tests.spies import spy
 
 
 def test_a_cached_rebuild_executes_nothing_and_returns_the_same_rows(root, tmp_path, monkeypatch):
     cache = GoldCache(tmp_path / "gold.sqlite")
-    executed: list[int] = []
-    real = gold._execute
-
-    def counting(data_root, queries):
-        executed.append(len(queries))
-        return real(data_root, queries)
-
-    monkeypatch.setattr(gold, "_execute", counting)
+    executed = spy(monkeypatch, gold, "_execute", lambda _root, queries: len(queries))
     first = gold.execute_all(root, cache)
     assert executed and executed[0] == 1034 + 1203 - (62 + 59)  # every turn with a database
 

@@ -64,13 +64,13 @@ class BatchWork:
         for batch in self.store.batches(name, open_only=True):
             batch_id = str(batch["batch_id"])
             provider_id = batch["provider_batch_id"]
-            if provider_id is None and self.store.submitting_elsewhere(batch_id):
-                entries = self.store.batch_entries(batch_id)
-                waiting.update((key, batch_id) for key, _ in entries)
-                self.emit(f"{name}: batch {batch_id} is being submitted by another build: {len(entries)} requests")
-                continue
             if provider_id is None:
-                # Its submit returned (or its build died) since the batches were read.
+                if self.store.submitting_elsewhere(batch_id):
+                    entries = self.store.batch_entries(batch_id)
+                    waiting.update((key, batch_id) for key, _ in entries)
+                    self.emit(f"{name}: batch {batch_id} is being submitted by another build: {len(entries)} requests")
+                    continue
+                # Its submit may have returned (or its build died) since the batches were read.
                 provider_id = self.store.batch(batch_id)["provider_batch_id"]
             if provider_id is None:
                 found = functools.partial(

@@ -202,13 +202,15 @@ class PromptTokens:
         """For a text's lines (text.split("\\n")): the first line's count on its own, and
         count("\\n" + line) - d of every line: a text's count is the first plus the later lines'
         terms, a continuation's the sum of all of them less one newline."""
-        terms = [n - self._dummy for n in self.tokens.count(["\n" + line for line in lines])]
-        return self.tokens.count([lines[0]])[0], terms
+        return self.tokens.count([lines[0]])[0], self._terms(lines)
+
+    def _terms(self, lines: list[str]) -> list[int]:
+        """count("\n" + line) - d of each line."""
+        return [n - self._dummy for n in self.tokens.count(["\n" + line for line in lines])]
 
     def _line_sums(self, texts: Sequence[list[str]]) -> list[int]:
-        flat = ["\n" + line for lines in texts for line in lines]
-        counts = iter(self.tokens.count(flat))
-        return [sum(next(counts) - self._dummy for _ in lines) for lines in texts]
+        terms = iter(self._terms([line for lines in texts for line in lines]))
+        return [sum(next(terms) for _ in lines) for lines in texts]
 
     def _lines_count(self, texts: Sequence[str]) -> list[int]:
         split = [t.split("\n") for t in texts]
