@@ -464,9 +464,10 @@ from normalized
 
 
 {#
-  SQL execution accuracy, scored by the SQL track's exec_acc_loft / exec_acc_strict (called
-  through loft_exec_acc_*). strict is order-sensitive when the gold SQL has a top-level ORDER BY (queries.gold_is_ordered). A query
-  without gold rows stops the build (LOFT keeps only queries whose gold result is non-empty).
+  SQL execution accuracy, scored by the SQL track's exec_acc_loft / exec_acc_strict (one
+  loft_exec_acc call per turn gives both). strict is order-sensitive when the gold SQL has a
+  top-level ORDER BY (queries.gold_is_ordered). A query without gold rows stops the build
+  (LOFT keeps only queries whose gold result is non-empty).
   loft scores an imported line against the gold LOFT reads for it (gold_loft) where that differs.
   exec_acc_conversation (grain 'conversation', on the last turn's row): 1 iff every turn of the
   conversation scores 1, as the paper describes SParC; upstream averages turns instead.
@@ -490,22 +491,28 @@ base as (
     where p.task = 'sql'
 ),
 
+scored as materialized (
+    select
+        *,
+        case when is_answered
+             then loft_exec_acc(gold_loft, answer_loft_json, gold, answer_strict_json, gold_is_ordered) end as acc
+    from base
+),
+
 per_turn as (
     select
         {{ scoring_key_names() }},
         unnest([
             {
                 'metric': 'exec_acc', 'rule': 'loft', 'is_empty': empty_loft,
-                'value': case when is_answered then loft_exec_acc_loft(gold_loft, answer_loft_json) else 0.0 end
+                'value': case when is_answered then acc.loft else 0.0 end
             },
             {
                 'metric': 'exec_acc', 'rule': 'strict', 'is_empty': empty_strict,
-                'value': case when is_answered
-                              then loft_exec_acc_strict(gold, answer_strict_json, gold_is_ordered)
-                              else 0.0 end
+                'value': case when is_answered then acc.strict else 0.0 end
             }
         ], recursive := true)
-    from base
+    from scored
 ),
 
 conversations as (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import random
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from loft_warehouse.scoring.parse import (
     _literal_list,
     _simple_list,
     answer_texts,
+    loaded_json_text,
     parse_loft,
     parse_loft_result,
     parse_strict,
@@ -117,6 +119,27 @@ def test_answer_texts_are_python_str() -> None:
 
 def test_to_json_value_makes_literals_json_safe() -> None:
     assert to_json_value([(1, 2), {3}, float("nan"), b"x", None, True]) == [[1, 2], [3], "nan", "b'x'", None, True]
+
+
+def test_loaded_json_text_writes_what_to_json_value_then_dumps_writes() -> None:
+    rng = random.Random(11)
+    atoms = ["NaN", "Infinity", "-Infinity", "1e400", "-0.0", "1.5", "7", "true", "null", '"é\\u0001"', '"x"']
+
+    def value(depth: int) -> str:
+        if depth and rng.random() < 0.4:
+            items = [value(depth - 1) for _ in range(rng.randint(0, 3))]
+            if rng.random() < 0.5:
+                return "[" + ", ".join(items) + "]"
+            return "{" + ", ".join(f'"k{i}": {item}' for i, item in enumerate(items)) + "}"
+        return rng.choice(atoms)
+
+    with_nan = 0
+    for _ in range(3_000):
+        loaded = json.loads(value(3))
+        expected = json.dumps(to_json_value(loaded), ensure_ascii=False)
+        assert loaded_json_text(loaded) == expected
+        with_nan += "nan" in expected or "inf" in expected
+    assert with_nan > 100  # the refused values were met, not only the plain ones
 
 
 def test_the_fast_path_reads_lists_exactly_as_literal_eval() -> None:

@@ -187,3 +187,18 @@ def test_ids_are_stripped_as_python_strips_them() -> None:
     strip = macros().scoring_python_strip("$text")
     for text in [f"{spaces}d1{spaces}", "\u00a0d2\u2003", "\u200bd3", " d 4 ", "d5\n", "d6", "", "\x7fd7 ", "é"]:
         assert con.execute(f"select {strip}", {"text": text}).fetchone()[0] == text.strip(), repr(text)
+
+
+def test_one_exec_acc_call_scores_each_rule_on_its_own_gold_and_answer() -> None:
+    con = connect()
+    gold, gold_loft = '[["Paris", 3]]', '[["Paris", 3], ["Rome", 4]]'
+    cases = [
+        # (gold_loft, answer_loft, gold, answer_strict, ordered) -> (loft, strict)
+        ((gold, '[["paris", "3.001"]]', gold, '[["paris", "3.001"]]', False), (1.0, 0.0)),
+        ((gold, '[["Paris", 3]]', gold, '[[3, "Paris"]]', False), (1.0, 1.0)),
+        ((gold_loft, '[["Paris", 3]]', gold, '[["Paris", 3]]', False), (0.0, 1.0)),
+        ((gold_loft, '[["rome", 4], ["paris", 3]]', gold_loft, '[["Rome", 4], ["Paris", 3]]', True), (1.0, 0.0)),
+    ]
+    for arguments, expected in cases:
+        row = con.execute("select unnest(loft_exec_acc(?, ?, ?, ?, ?))", list(arguments)).fetchone()
+        assert row == expected, arguments

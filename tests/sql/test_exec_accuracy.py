@@ -27,6 +27,11 @@ from loft_warehouse.sql.exec_accuracy import (
         ("", ""),
         (["a"], "['a']"),
         ("nan", "nan"),
+        (float("nan"), "nan"),
+        (float("-inf"), "-inf"),
+        (-0.0, "-0.00"),
+        (10**400, "1" + "0" * 400),  # float() overflows: str()
+        (False, "0.00"),
     ],
 )
 def test_loft_cell_normalisation(cell, expected):
@@ -119,6 +124,8 @@ def test_strict_permutes_whole_columns():
     gold = [["a", 1], ["b", 2]]
     assert exec_acc_strict(gold, [[1, "a"], [2, "b"]]) == 1.0
     assert exec_acc_strict(gold, [[1, "b"], [2, "a"]]) == 0.0  # cells, not columns, swapped
+    assert exec_acc_strict(gold, [[1, "a"], [2, "b"]], ordered=True) == 1.0
+    assert exec_acc_strict(gold, [[2, "b"], [1, "a"]], ordered=True) == 0.0
     same_values = [[1, 1], [1, 2]]
     assert exec_acc_strict(same_values, [[1, 1], [2, 1]]) == 1.0
 

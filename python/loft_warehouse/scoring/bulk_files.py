@@ -25,7 +25,7 @@ from duckdb.func import FunctionNullHandling, PythonUDFType
 from duckdb.sqltypes import BIGINT, VARCHAR
 
 from loft_warehouse.readers import max_line_bytes
-from loft_warehouse.scoring.parse import answer_texts, to_json_value
+from loft_warehouse.scoring.parse import answer_texts, loaded_json_text
 
 # What Python's str.strip() removes (str.isspace()), for SQL's trim().
 PYTHON_WHITESPACE = "".join(ch for ch in map(chr, range(0x3001)) if ch.isspace())
@@ -120,7 +120,7 @@ def _python_gold(text: str, task: str) -> str:
 def _python_turn(text: str, turn: int) -> dict[str, Any]:
     """A turn's answers (str() of each) and their JSON, from the line as Python reads it."""
     output = json.loads(text)["model_outputs"][turn]
-    return {"answers": answer_texts(output), "answers_json": json.dumps(to_json_value(output), ensure_ascii=False)}
+    return {"answers": answer_texts(output), "answers_json": loaded_json_text(output)}
 
 
 def _register_python(con: duckdb.DuckDBPyConnection) -> None:

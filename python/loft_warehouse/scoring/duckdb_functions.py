@@ -26,6 +26,7 @@ PARSED = duckdb.struct_type(
     {"answers": VARCHAR_LIST, "answers_json": VARCHAR, "status": VARCHAR, "detail": VARCHAR, "payload": VARCHAR}
 )
 INTERVAL = duckdb.struct_type({"low": DOUBLE, "high": DOUBLE, "method": VARCHAR})
+EXEC_ACC = duckdb.struct_type({"loft": DOUBLE, "strict": DOUBLE})
 
 
 def _parse_response(
@@ -51,13 +52,19 @@ def _exec_accuracy() -> Any:
     return exec_accuracy
 
 
-def _exec_acc_loft(gold_json: str, pred_json: str) -> float:
-    return float(_exec_accuracy().exec_acc_loft(json.loads(gold_json), json.loads(pred_json)))
-
-
-def _exec_acc_strict(gold_json: str, pred_json: str, ordered: bool) -> float:
+def _exec_acc(gold_loft: str, answer_loft: str, gold: str, answer_strict: str, ordered: bool) -> dict[str, float]:
+    """Both rules of one turn in one call, so that text the two rules share (an imported answer,
+    a gold LOFT reads as the query's own) is parsed once."""
     scorer = _exec_accuracy()
-    return float(scorer.exec_acc_strict(json.loads(gold_json), json.loads(pred_json), ordered=ordered))
+    parsed_gold = json.loads(gold)
+    parsed_strict = json.loads(answer_strict)
+    return {
+        "loft": scorer.exec_acc_loft(
+            parsed_gold if gold_loft == gold else json.loads(gold_loft),
+            parsed_strict if answer_loft == answer_strict else json.loads(answer_loft),
+        ),
+        "strict": scorer.exec_acc_strict(parsed_gold, parsed_strict, ordered=ordered),
+    }
 
 
 def _method_stages(name: str) -> int:
@@ -84,6 +91,7 @@ _ARROW_PARSED = pa.struct(
     ]
 )
 _ARROW_INTERVAL = pa.struct([("low", pa.float64()), ("high", pa.float64()), ("method", pa.string())])
+_ARROW_EXEC_ACC = pa.struct([("loft", pa.float64()), ("strict", pa.float64())])
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,7 @@ class Function:
             1: lambda a: apply(a),
             2: lambda a, b: apply(a, b),
             3: lambda a, b, c: apply(a, b, c),
+            5: lambda a, b, c, d, e: apply(a, b, c, d, e),
             6: lambda a, b, c, d, e, f: apply(a, b, c, d, e, f),
         }
         return by_arity[len(self.parameters)]
@@ -129,8 +138,7 @@ FUNCTIONS: dict[str, Function] = {
     "loft_f1_loft": Function(metrics.f1_loft, [VARCHAR_LIST, VARCHAR_LIST], DOUBLE, pa.float64()),
     "loft_f1_strict": Function(metrics.f1_strict, [VARCHAR_LIST, VARCHAR_LIST], DOUBLE, pa.float64()),
     "loft_assigned_matches": Function(metrics.assigned_matches, [VARCHAR_LIST, VARCHAR_LIST], BIGINT, pa.int64()),
-    "loft_exec_acc_loft": Function(_exec_acc_loft, [VARCHAR, VARCHAR], DOUBLE, pa.float64()),
-    "loft_exec_acc_strict": Function(_exec_acc_strict, [VARCHAR, VARCHAR, BOOLEAN], DOUBLE, pa.float64()),
+    "loft_exec_acc": Function(_exec_acc, [VARCHAR, VARCHAR, VARCHAR, VARCHAR, BOOLEAN], EXEC_ACC, _ARROW_EXEC_ACC),
     "loft_bootstrap_interval": Function(_bootstrap, [duckdb.list_type(DOUBLE), BIGINT], INTERVAL, _ARROW_INTERVAL),
     "loft_mcnemar_exact": Function(intervals.mcnemar_exact_p, [BIGINT, BIGINT], DOUBLE, pa.float64()),
 }

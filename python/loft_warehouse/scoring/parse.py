@@ -226,6 +226,18 @@ def to_json_value(value: Any) -> Any:
     return str(value)
 
 
+def loaded_json_text(value: Any) -> str:
+    """JSON text of a value json.loads produced, as json.dumps(to_json_value(value)) writes it.
+
+    Such a value holds only JSON's types, which to_json_value keeps as they are, except NaN and
+    infinities (json.loads accepts them; to_json_value writes them as text). allow_nan=False
+    refuses exactly those, so the walk over the value is only taken for them."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return json.dumps(to_json_value(value), ensure_ascii=False)
+
+
 def answer_texts(answers: list[Any]) -> list[str]:
     """Each answer as upstream turns it into text (`str()`), e.g. 5 -> '5', None -> 'None'."""
     return [str(answer) for answer in answers]

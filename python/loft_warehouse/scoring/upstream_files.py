@@ -32,7 +32,7 @@ from loft_warehouse.errors import BadInputError
 from loft_warehouse.readers import read_jsonl, require
 from loft_warehouse.registry import DatasetSpec
 from loft_warehouse.scoring import bulk_files
-from loft_warehouse.scoring.parse import answer_texts, to_json_value
+from loft_warehouse.scoring.parse import answer_texts, loaded_json_text
 from loft_warehouse.sources.base import Query, SourceData
 from loft_warehouse.sources.loft_release import bbh_queries, query_from_record
 from loft_warehouse.staging import QUERY_SCHEMA, queries_frame
@@ -154,7 +154,7 @@ def _turn_answers(output: Any, path: Path, line: int, qid: str, turn: int) -> tu
         output = list(output)
     if not isinstance(output, list):
         raise _refuse(path, line, qid, f"turn {turn} is neither an answer list nor a string: {output!r}")
-    return answer_texts(output), json.dumps(to_json_value(output), ensure_ascii=False)
+    return answer_texts(output), loaded_json_text(output)
 
 
 def prediction_rows(

@@ -56,7 +56,14 @@ _text_cell_loft = lru_cache(maxsize=2**16)(_cell_loft)
 
 def normalize_cell_loft(cell: Any) -> str:
     """One cell as upstream normalises it (two-decimal numbers, then strip + lower)."""
-    return _text_cell_loft(cell) if type(cell) is str else _cell_loft(cell)
+    kind = type(cell)
+    if kind is str:
+        return _text_cell_loft(cell)
+    if kind is float:
+        return f"{cell:.2f}"  # already stripped and lower-case ('inf', 'nan')
+    if cell is None:
+        return "none"  # float(None) fails: str(None).lower()
+    return _cell_loft(cell)
 
 
 def normalize_rows_loft(rows: Iterable[Any]) -> list[list[str]]:
@@ -68,18 +75,23 @@ def normalize_rows_loft(rows: Iterable[Any]) -> list[list[str]]:
     return normalized
 
 
+def _cell_set_loft(row: Any) -> frozenset[str]:
+    """A row as upstream compares it: the set of its non-empty normalised cells."""
+    return frozenset(filter(None, map(normalize_cell_loft, row)))
+
+
 def exec_acc_loft(gold: Sequence[Sequence[Any]], predicted: Any) -> float:
     """LOFT's execution accuracy of one turn (see the module docstring)."""
     if not isinstance(gold, list) or not gold or not isinstance(gold[0], list):
         raise ValueError(f"gold answer must be a non-empty list of lists, got {gold!r}")
+    predicted = _as_rows(predicted)
+    if len(gold) != len(predicted):
+        return 0.0
     try:
-        gold_rows = [frozenset(row) for row in normalize_rows_loft(gold)]
-        predicted_rows = [frozenset(row) for row in normalize_rows_loft(_as_rows(predicted))]
+        gold_rows = set(map(_cell_set_loft, gold))
+        return float(all(row in gold_rows for row in map(_cell_set_loft, predicted)))
     except TypeError:
         return 0.0
-    if len(gold_rows) != len(predicted_rows):
-        return 0.0
-    return float(all(row in gold_rows for row in predicted_rows))
 
 
 def _strict_cell(cell: Any) -> Any:
@@ -88,9 +100,7 @@ def _strict_cell(cell: Any) -> Any:
         return _strict_text(cell)
     if cell is None:
         return None
-    if isinstance(cell, bool):
-        return ("number", float(cell))
-    if isinstance(cell, int | float):
+    if isinstance(cell, int | float):  # bool included: True is the number 1
         return ("number", float(cell))
     return ("text", repr(cell))
 
@@ -111,14 +121,20 @@ def _strict_rows(answer: Any) -> list[tuple] | None:
     rows = _as_rows(answer)
     if not all(isinstance(row, list) for row in rows):
         return None
-    return [tuple(_strict_cell(c) for c in row) for row in rows]
+    return [tuple(map(_strict_cell, row)) for row in rows]
+
+
+def _same_bag(first: Iterable[Any], second: Iterable[Any]) -> bool:
+    """Equal as multisets. Counters built from items hold no zero counts, so plain dict equality
+    (in C) is Counter equality."""
+    return dict.__eq__(Counter(first), Counter(second))
 
 
 def _column_orders(gold: list[tuple], predicted: list[tuple], width: int) -> Iterable[tuple[int, ...]]:
     """Permutations of predicted columns whose column value multisets match the gold's."""
-    gold_columns = [Counter(row[j] for row in gold) for j in range(width)]
-    predicted_columns = [Counter(row[i] for row in predicted) for i in range(width)]
-    candidates = [[i for i in range(width) if predicted_columns[i] == gold_columns[j]] for j in range(width)]
+    gold_columns = [[row[j] for row in gold] for j in range(width)]
+    predicted_columns = [[row[i] for row in predicted] for i in range(width)]
+    candidates = [[i for i in range(width) if _same_bag(predicted_columns[i], gold_columns[j])] for j in range(width)]
 
     def extend(prefix: tuple[int, ...]) -> Iterable[tuple[int, ...]]:
         if len(prefix) == width:
@@ -142,10 +158,11 @@ def exec_acc_strict(gold: Sequence[Sequence[Any]], predicted: Any, ordered: bool
     width = len(gold_rows[0])
     if any(len(row) != width for row in gold_rows + predicted_rows):
         return 0.0
-    gold_bag = Counter(gold_rows)
+    if (predicted_rows == gold_rows) if ordered else _same_bag(predicted_rows, gold_rows):
+        return 1.0  # the columns as given: the first order the search below would try
     for order in _column_orders(gold_rows, predicted_rows, width):
         permuted = [tuple(row[i] for i in order) for row in predicted_rows]
-        if (permuted == gold_rows) if ordered else (Counter(permuted) == gold_bag):
+        if (permuted == gold_rows) if ordered else _same_bag(permuted, gold_rows):
             return 1.0
     return 0.0
 
