@@ -253,7 +253,8 @@ select * from imported
   duplicates are kept. strict: the key is stripped (Python's str.strip()) and only its first
   occurrence is kept.
   Shown IDs map through prompt_doc_ids of the row's variant; imported pids are checked
-  against the corpus.
+  against the corpus, and taken as given where the warehouse has none to check them against
+  (an answer file imported with --queries).
 #}
 {% macro scoring_mapped_ids(answers_relation, answer_column, strict, prompt_doc_ids, corpus) %}
 select
@@ -261,7 +262,7 @@ select
     items.pos,
     items.item,
     coalesce(doc_ids.pid, items.pid_lookup) as pid,
-    coalesce(doc_ids.pid, corpus.pid) is not null as is_known
+    coalesce(doc_ids.pid, corpus.pid) is not null or (items.id_space = 'pid' and corpora.corpus_id is null) as is_known
 from (
     select
         *,
@@ -309,6 +310,10 @@ left join (select distinct task, dataset, corpus_id, pid from {{ corpus }}) as c
     and corpus.dataset = items.dataset
     and corpus.corpus_id = items.corpus_id
     and corpus.pid = items.pid_lookup
+left join (select distinct task, dataset, corpus_id from {{ corpus }}) as corpora
+    on corpora.task = items.task
+    and corpora.dataset = items.dataset
+    and corpora.corpus_id = items.corpus_id
 {% endmacro %}
 
 

@@ -215,6 +215,24 @@ def test_imported_predictions_are_scored_like_runs(tmp_path: Path) -> None:
     assert metric == (4, 1, 0.5)
 
 
+def test_pids_of_an_answer_file_without_a_corpus_are_scored_as_given_under_strict(tmp_path: Path) -> None:
+    queries = answer_file_queries(_answers(tmp_path), "retrieval", "mine", "test")
+    preds = _write(tmp_path / "preds.jsonl", [line("q1", [[" d1", "d9", "d1"]]), line("q2", [["d7", "d2"]])])
+    land(preds, queries, system="other", size="128k", task_type="retrieval", dataset="mine",
+         directory=tmp_path / "imports")  # fmt: skip
+    s = Scenario()
+    insert(s.con, "imported_queries", queries.to_dicts())
+    insert(s.con, "imports", imported_frame(tmp_path / "imports", "128k", queries).to_dicts())
+    s.build()
+    rows = s.con.sql(
+        "select qid, pred_pids_strict, unknown_ids_strict, unknown_ids_loft from predictions order by qid"
+    ).fetchall()
+    assert rows == [("q1", ["d1", "d9"], [], []), ("q2", ["d7", "d2"], [], [])]
+    assert s.scores("q1", system="other")["recall@1_strict"] == 1.0
+    assert s.scores("q2", system="other")["recall@1_strict"] == 0.0
+    assert s.scores("q2", system="other")["recall@2_strict"] == 1.0
+
+
 def _answers(tmp_path: Path) -> Path:
     return _write(tmp_path / "queries.jsonl", [
         {"qid": "q1", "query_text": "x", "answers": [["d1", 1]], "metadata": {}},
