@@ -24,7 +24,9 @@ What is timed on each side:
   suffixes of the default variant, token-counted).
 
 The ratio column is warehouse time / LOFT time per pair (median, min-max). Without --loft only
-the warehouse side runs.
+the warehouse side runs. --memory-limit caps DuckDB's memory in the warehouse runs as
+$LOFT_DUCKDB_MEMORY_LIMIT does in builds and imports (it spills to disk beyond that); without it
+DuckDB keeps pages cached up to 80% of RAM, which is what a large run's peak then shows.
 """
 
 from __future__ import annotations
@@ -271,6 +273,7 @@ def warehouse_scoring(folder: Path, task_type: str) -> dict[str, float]:
     sys.path.insert(0, str(ROOT))
     from tests.scoring import sqlkit
 
+    from loft_warehouse import settings
     from loft_warehouse.scoring.importer import imported_frame, imported_queries, land, write_landed_queries
     from loft_warehouse.scoring.upstream_files import answer_file_queries
 
@@ -291,8 +294,9 @@ def warehouse_scoring(folder: Path, task_type: str) -> dict[str, float]:
     land(folder / "preds.jsonl", queries, system="bench", size="128k", task_type=task_type, dataset="bench",
          directory=landing)  # fmt: skip
     phase("prediction file")
-    # A database file, as dbt builds: its tables are compressed and spill instead of growing RSS.
-    con = sqlkit.connect(str(landing / "scoring.duckdb"))
+    # A database file, as dbt builds: its tables are compressed and spill instead of growing RSS,
+    # under $LOFT_DUCKDB_MEMORY_LIMIT when set, as the dbt plugin applies it.
+    con = settings.limit_memory(sqlkit.connect(str(landing / "scoring.duckdb")))
     con.register("landed_queries", imported_queries(landing, "128k").to_arrow())
     con.execute("insert into imported_queries by name select * from landed_queries")
     con.register("landed", imported_frame(landing, "128k", queries).to_arrow())
@@ -405,6 +409,7 @@ def main() -> None:
     parser.add_argument("--prompt-tokens", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--work", type=Path, default=None, help="where the sets are written (default: a temp dir)")
+    parser.add_argument("--memory-limit", default=None, help="LOFT_DUCKDB_MEMORY_LIMIT for the warehouse runs")
     args = parser.parse_args()
     if args.loft and not args.loft_python:
         parser.error("--loft needs --loft-python")
@@ -422,6 +427,9 @@ def main() -> None:
                                 text=True, check=False).stdout.strip() or "unknown commit"  # fmt: skip
         print(f"LOFT: {args.loft} @ {commit}, {args.loft_python}")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    if args.memory_limit:
+        env["LOFT_DUCKDB_MEMORY_LIMIT"] = args.memory_limit
+    print(f"warehouse DuckDB memory limit: {env.get('LOFT_DUCKDB_MEMORY_LIMIT') or 'DuckDB default (80% of RAM)'}")
     results: list[Pairs] = []
     jobs: list[tuple[str, list[str] | None, list[str]]] = []
     for name, _, n in sets:

@@ -1,9 +1,11 @@
-"""The data-directory setting: explicit value, environment, ../shared/data default, clear error."""
+"""The data-directory setting (explicit value, environment, ../shared/data default, clear error) and
+the DuckDB memory limit."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from loft_warehouse import settings
@@ -56,3 +58,50 @@ def test_budgets_are_ninety_percent() -> None:
     assert settings.context("2k").budget == 1_800 and settings.context("1m") == settings.size("1m")
     with pytest.raises(ConfigurationError, match="unknown context length"):
         settings.context("3k")
+
+
+def _memory_limit(con: duckdb.DuckDBPyConnection) -> str:
+    row = con.execute("select current_setting('memory_limit'), current_setting('temp_directory')").fetchone()
+    assert row is not None
+    return f"{row[0]} in {row[1]}"
+
+
+def test_a_memory_limit_is_set_only_when_asked_for(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("LOFT_DUCKDB_MEMORY_LIMIT", raising=False)
+    default = _memory_limit(duckdb.connect())
+    assert settings.duckdb_memory_limit() is None
+    assert _memory_limit(settings.limit_memory(duckdb.connect(), tmp_path / "spill")) == default
+    monkeypatch.setenv("LOFT_DUCKDB_MEMORY_LIMIT", " 300MB ")
+    expected = duckdb.connect()
+    expected.execute("set memory_limit = '300MB'")
+    limited = _memory_limit(settings.limit_memory(duckdb.connect(), tmp_path / "spill"))
+    assert limited != default
+    assert limited == f"{_memory_limit(expected).split(' in ')[0]} in {tmp_path / 'spill'}"
+
+
+@pytest.mark.parametrize("value", ["lots", "2 G", "-1GB", "1GB; drop table x"])
+def test_a_memory_limit_that_is_no_size_is_refused_by_name(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("LOFT_DUCKDB_MEMORY_LIMIT", value)
+    with pytest.raises(ConfigurationError, match="LOFT_DUCKDB_MEMORY_LIMIT must be a size"):
+        settings.limit_memory(duckdb.connect())
+
+
+def test_dbt_connections_and_file_imports_take_the_memory_limit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from loft_warehouse.scoring import bulk_files
+    from loft_warehouse.scoring.dbt_plugin import Plugin
+
+    monkeypatch.setenv("LOFT_DUCKDB_MEMORY_LIMIT", "200MB")
+    expected = duckdb.connect()
+    expected.execute("set memory_limit = '200MB'")
+    limit = _memory_limit(expected).split(" in ")[0]
+    dbt_connection = duckdb.connect()
+    Plugin.configure_connection(Plugin.__new__(Plugin), dbt_connection)  # not initialize(): it arms Ctrl-C
+    assert _memory_limit(dbt_connection).startswith(f"{limit} in ")
+    lines = tmp_path / "preds.jsonl"
+    lines.write_text('{"qid": "q1", "num_turns": 1, "model_outputs": [["d1"]]}\n')
+    reader = bulk_files._connect(lines, bulk_files.PREDICTION_FIELDS)
+    assert reader is not None
+    assert _memory_limit(reader).startswith(f"{limit} in ")
+    assert "loft-spill-" in _memory_limit(reader)

@@ -1,4 +1,4 @@
-"""Where data lives and how big each benchmark size is.
+"""Where data lives, how big each benchmark size is, and how much memory DuckDB may take.
 
 The data root is one setting: the dbt var ``data_dir`` or ``$LOFT_DATA_DIR``; when neither is
 set, ``../shared/data`` beside the project is used if it exists.
@@ -7,14 +7,18 @@ set, ``../shared/data`` beside the project is used if it exists.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import duckdb
 
 from loft_warehouse.errors import ConfigurationError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 BUDGET_FRACTION = 0.9
+_MEMORY = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -103,3 +107,27 @@ def flag(value: Any, name: str) -> bool:
     if text in ("true", "1", "yes"):
         return True
     raise ConfigurationError(f"{name} must be true or false, got {value!r}")
+
+
+def duckdb_memory_limit() -> str | None:
+    """$LOFT_DUCKDB_MEMORY_LIMIT (e.g. 2GB): the most memory DuckDB may hold in a build or an
+    import before it spills to disk. Unset leaves DuckDB's default, 80% of RAM, which it fills
+    with cached pages on a large run whether it needs them or not."""
+    value = os.environ.get("LOFT_DUCKDB_MEMORY_LIMIT", "").strip()
+    if not value:
+        return None
+    if not _MEMORY.fullmatch(value):
+        raise ConfigurationError(f"LOFT_DUCKDB_MEMORY_LIMIT must be a size such as 2GB or 1500MB, got {value!r}")
+    return value
+
+
+def limit_memory(con: duckdb.DuckDBPyConnection, spill_dir: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """Apply duckdb_memory_limit() to a connection. An in-memory connection spills to spill_dir
+    (DuckDB's default for it is .tmp in the working directory); a database file spills beside
+    itself."""
+    limit = duckdb_memory_limit()
+    if limit is not None:
+        con.execute(f"set memory_limit = '{limit}'")
+        if spill_dir is not None:
+            con.execute("set temp_directory = ?", [str(spill_dir)])
+    return con

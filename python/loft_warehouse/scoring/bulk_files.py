@@ -15,6 +15,8 @@ functions, from each line's own text.
 from __future__ import annotations
 
 import json
+import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ import pyarrow as pa
 from duckdb.func import FunctionNullHandling, PythonUDFType
 from duckdb.sqltypes import BIGINT, VARCHAR
 
+from loft_warehouse import settings
 from loft_warehouse.readers import max_line_bytes
 from loft_warehouse.scoring.parse import answer_texts, loaded_json_text
 
@@ -61,7 +64,7 @@ def _connect(path: Path, fields: dict[str, str]) -> duckdb.DuckDBPyConnection | 
     callers' checks refuse."""
     if path.suffix == ".gz" or not path.is_file():
         return None
-    con = duckdb.connect()
+    con = settings.limit_memory(duckdb.connect(), Path(tempfile.gettempdir()) / f"loft-spill-{uuid.uuid4().hex}")
     names = list(fields)
     try:
         # The split is one row unnested (one thread); everything after it reads the lines in parallel.

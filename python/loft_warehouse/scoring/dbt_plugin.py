@@ -1,4 +1,5 @@
-"""dbt-duckdb plugin: registers the scoring functions on every connection dbt opens.
+"""dbt-duckdb plugin: registers the scoring functions on every connection dbt opens, and sets
+its memory limit when $LOFT_DUCKDB_MEMORY_LIMIT asks for one.
 
 Named in profiles.yml (`plugins: [{module: loft_warehouse.scoring.dbt_plugin}]`), so the SQL
 scoring models can call `loft_parse_loft(...)` and friends like built-in functions, and the
@@ -17,7 +18,7 @@ import duckdb
 from dbt.adapters.duckdb.plugins import BasePlugin
 from duckdb import DuckDBPyConnection
 
-from loft_warehouse import interrupts
+from loft_warehouse import interrupts, settings
 from loft_warehouse.preflight import preflight
 from loft_warehouse.publish import publish
 from loft_warehouse.scoring.duckdb_functions import register
@@ -30,6 +31,7 @@ class Plugin(BasePlugin):
         interrupts.arm()
 
     def configure_connection(self, conn: DuckDBPyConnection) -> None:
+        settings.limit_memory(conn)
         register(conn)
         with contextlib.suppress(duckdb.InvalidInputException):
             conn.remove_function("loft_preflight")
