@@ -1,12 +1,12 @@
 import pytest
 
 from loft_warehouse.sql.exec_accuracy import (
+    cell_set_loft,
     exec_acc_conversation,
     exec_acc_loft,
     exec_acc_strict,
     exec_acc_turn_average,
     normalize_cell_loft,
-    normalize_rows_loft,
 )
 
 
@@ -39,7 +39,10 @@ def test_loft_cell_normalisation(cell, expected):
 
 
 def test_loft_rows_drop_empty_cells():
-    assert normalize_rows_loft([["", "A", None], ["  "]]) == [["a", "none"], []]
+    assert cell_set_loft(["", "A", None, "a"]) == {"a", "none"}
+    assert cell_set_loft(["  "]) == frozenset()
+    with pytest.raises(TypeError):
+        cell_set_loft(5)
 
 
 def test_loft_numbers_match_across_types():

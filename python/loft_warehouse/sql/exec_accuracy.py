@@ -66,17 +66,9 @@ def normalize_cell_loft(cell: Any) -> str:
     return _cell_loft(cell)
 
 
-def normalize_rows_loft(rows: Iterable[Any]) -> list[list[str]]:
-    """Every row's cells normalised, empty cells dropped (TypeError for a non-iterable row)."""
-    normalized = []
-    for row in rows:
-        cells = [normalize_cell_loft(cell) for cell in row]
-        normalized.append([c for c in cells if c])
-    return normalized
-
-
-def _cell_set_loft(row: Any) -> frozenset[str]:
-    """A row as upstream compares it: the set of its non-empty normalised cells."""
+def cell_set_loft(row: Any) -> frozenset[str]:
+    """A row as upstream compares it: the set of its non-empty normalised cells (TypeError for a
+    row that is not iterable)."""
     return frozenset(filter(None, map(normalize_cell_loft, row)))
 
 
@@ -88,8 +80,8 @@ def exec_acc_loft(gold: Sequence[Sequence[Any]], predicted: Any) -> float:
     if len(gold) != len(predicted):
         return 0.0
     try:
-        gold_rows = set(map(_cell_set_loft, gold))
-        return float(all(row in gold_rows for row in map(_cell_set_loft, predicted)))
+        gold_rows = set(map(cell_set_loft, gold))
+        return float(all(row in gold_rows for row in map(cell_set_loft, predicted)))
     except TypeError:
         return 0.0
 
@@ -126,15 +118,15 @@ def _strict_rows(answer: Any) -> list[tuple] | None:
 
 def _same_bag(first: Iterable[Any], second: Iterable[Any]) -> bool:
     """Equal as multisets. Counters built from items hold no zero counts, so plain dict equality
-    (in C) is Counter equality."""
+    (in C, also used on the column Counters below) is Counter equality."""
     return dict.__eq__(Counter(first), Counter(second))
 
 
 def _column_orders(gold: list[tuple], predicted: list[tuple], width: int) -> Iterable[tuple[int, ...]]:
     """Permutations of predicted columns whose column value multisets match the gold's."""
-    gold_columns = [[row[j] for row in gold] for j in range(width)]
-    predicted_columns = [[row[i] for row in predicted] for i in range(width)]
-    candidates = [[i for i in range(width) if _same_bag(predicted_columns[i], gold_columns[j])] for j in range(width)]
+    gold_columns = [Counter(row[j] for row in gold) for j in range(width)]
+    predicted_columns = [Counter(row[i] for row in predicted) for i in range(width)]
+    candidates = [[i for i in range(width) if dict.__eq__(predicted_columns[i], gold_columns[j])] for j in range(width)]
 
     def extend(prefix: tuple[int, ...]) -> Iterable[tuple[int, ...]]:
         if len(prefix) == width:
