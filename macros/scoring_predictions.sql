@@ -247,14 +247,24 @@ select * from imported
 {%- endmacro %}
 
 
+{# Each element of a list as Python's str.strip() leaves it. #}
+{% macro scoring_stripped(list) -%}
+    list_transform({{ list }}, lambda a: {{ scoring_python_strip('a') }})
+{%- endmacro %}
+
+{# The first occurrence of each element, in list order. #}
+{% macro scoring_first_occurrences(list) -%}
+    list_filter({{ list }}, lambda a, i: list_position({{ list }}, a) = i)
+{%- endmacro %}
+
+
 {#
   Maps one rule's answer list of retrieval rows to pids, element by element.
   loft: the key is the answer text exactly as upstream looks it up (str(answer)); order and
   duplicates are kept. strict: the key is stripped (Python's str.strip()) and only its first
   occurrence is kept.
   Shown IDs map through prompt_doc_ids of the row's variant; imported pids are checked
-  against the corpus, and taken as given where the warehouse has none to check them against
-  (an answer file imported with --queries).
+  against the corpus.
 #}
 {% macro scoring_mapped_ids(answers_relation, answer_column, strict, prompt_doc_ids, corpus) %}
 select
@@ -262,7 +272,7 @@ select
     items.pos,
     items.item,
     coalesce(doc_ids.pid, items.pid_lookup) as pid,
-    coalesce(doc_ids.pid, corpus.pid) is not null or (items.id_space = 'pid' and corpora.corpus_id is null) as is_known
+    coalesce(doc_ids.pid, corpus.pid) is not null as is_known
 from (
     select
         *,
@@ -284,14 +294,14 @@ from (
                 select
                     *,
                     {% if strict -%}
-                    list_filter(stripped, lambda a, i: list_position(stripped, a) = i)
+                    {{ scoring_first_occurrences('stripped') }}
                     {%- else -%}
                     {{ answer_column }}
                     {%- endif %} as ids
                 from (
                     select
                         *{% if strict %},
-                        list_transform({{ answer_column }}, lambda a: {{ scoring_python_strip('a') }}) as stripped
+                        {{ scoring_stripped(answer_column) }} as stripped
                         {%- endif %}
                     from {{ answers_relation }}
                 )
@@ -310,10 +320,6 @@ left join (select distinct task, dataset, corpus_id, pid from {{ corpus }}) as c
     and corpus.dataset = items.dataset
     and corpus.corpus_id = items.corpus_id
     and corpus.pid = items.pid_lookup
-left join (select distinct task, dataset, corpus_id from {{ corpus }}) as corpora
-    on corpora.task = items.task
-    and corpora.dataset = items.dataset
-    and corpora.corpus_id = items.corpus_id
 {% endmacro %}
 
 
@@ -407,12 +413,27 @@ retrieval as (
     select * from answers where task = 'retrieval'
 ),
 
+{#- Imported pids of a dataset without a corpus here (an answer file imported with --queries)
+    have nothing to be checked against: they are taken as given, a list at a time. Every other
+    row is mapped item by item. #}
+unchecked as (
+    select retrieval.*
+    from retrieval
+    anti join (select distinct task, dataset, corpus_id from {{ corpus }}) as corpora
+        using (task, dataset, corpus_id)
+    where retrieval.id_space = 'pid'
+),
+
+checked as (
+    select * from retrieval anti join unchecked using (row_id)
+),
+
 loft_items as (
-    {{ scoring_mapped_ids('retrieval', 'answer_loft', false, prompt_doc_ids, corpus) }}
+    {{ scoring_mapped_ids('checked', 'answer_loft', false, prompt_doc_ids, corpus) }}
 ),
 
 strict_items as (
-    {{ scoring_mapped_ids('retrieval', 'answer_strict', true, prompt_doc_ids, corpus) }}
+    {{ scoring_mapped_ids('checked', 'answer_strict', true, prompt_doc_ids, corpus) }}
 ),
 
 loft_lists as (
@@ -433,19 +454,44 @@ strict_lists as (
     group by row_id
 ),
 
+id_lists as (
+    select
+        checked.row_id,
+        coalesce(loft_lists.pids, []) as pids_loft,
+        coalesce(loft_lists.unknown_ids, []) as unknown_ids_loft,
+        coalesce(strict_lists.pids, []) as pids_strict,
+        coalesce(strict_lists.unknown_ids, []) as unknown_ids_strict
+    from checked
+    left join loft_lists using (row_id)
+    left join strict_lists using (row_id)
+    union all
+    select
+        row_id,
+        coalesce(stripped_loft, []) as pids_loft,
+        []::varchar[] as unknown_ids_loft,
+        coalesce({{ scoring_first_occurrences('stripped_strict') }}, []) as pids_strict,
+        []::varchar[] as unknown_ids_strict
+    from (
+        select
+            row_id,
+            {{ scoring_stripped('answer_loft') }} as stripped_loft,
+            {{ scoring_stripped('answer_strict') }} as stripped_strict
+        from unchecked
+    )
+),
+
 retrieval_ids as (
     select
         retrieval.row_id,
-        coalesce(loft_lists.pids, []) as pids_loft,
-        coalesce(loft_lists.unknown_ids, []) as unknown_ids_loft,
-        bool_or(retrieval.id_space = 'shown' and len(coalesce(loft_lists.unknown_ids, [])) > 0)
+        id_lists.pids_loft,
+        id_lists.unknown_ids_loft,
+        bool_or(retrieval.id_space = 'shown' and len(id_lists.unknown_ids_loft) > 0)
             over (partition by retrieval.source, retrieval.system, retrieval.variant, retrieval.method,
                                retrieval.task, retrieval.dataset, retrieval.qid) as query_dropped_loft,
-        coalesce(strict_lists.pids, []) as pids_strict,
-        coalesce(strict_lists.unknown_ids, []) as unknown_ids_strict
+        id_lists.pids_strict,
+        id_lists.unknown_ids_strict
     from retrieval
-    left join loft_lists using (row_id)
-    left join strict_lists using (row_id)
+    inner join id_lists using (row_id)
 )
 
 select

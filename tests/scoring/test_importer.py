@@ -225,9 +225,13 @@ def test_pids_of_an_answer_file_without_a_corpus_are_scored_as_given_under_stric
     insert(s.con, "imports", imported_frame(tmp_path / "imports", "128k", queries).to_dicts())
     s.build()
     rows = s.con.sql(
-        "select qid, pred_pids_strict, unknown_ids_strict, unknown_ids_loft from predictions order by qid"
+        "select qid, pred_pids_loft, pred_pids_strict, unknown_ids_strict, unknown_ids_loft, query_dropped_loft "
+        "from predictions order by qid"
     ).fetchall()
-    assert rows == [("q1", ["d1", "d9"], [], []), ("q2", ["d7", "d2"], [], [])]
+    assert rows == [
+        ("q1", ["d1", "d9", "d1"], ["d1", "d9"], [], [], False),
+        ("q2", ["d7", "d2"], ["d7", "d2"], [], [], False),
+    ]
     assert s.scores("q1", system="other")["recall@1_strict"] == 1.0
     assert s.scores("q2", system="other")["recall@1_strict"] == 0.0
     assert s.scores("q2", system="other")["recall@2_strict"] == 1.0
