@@ -133,6 +133,14 @@ def test_strict_permutes_whole_columns():
     assert exec_acc_strict(same_values, [[1, 1], [2, 1]]) == 1.0
 
 
+def test_strict_takes_an_integer_beyond_float_range_as_itself():
+    huge = 10**400
+    assert exec_acc_strict([[huge]], [[huge]]) == 1.0
+    assert exec_acc_strict([[huge]], [[huge + 1]]) == 0.0
+    assert exec_acc_strict([[huge]], [[str(huge)]]) == 0.0  # its text is float('inf'): text
+    assert exec_acc_loft([[huge]], [[str(huge)]]) == 0.0  # upstream too: "inf" against its digits
+
+
 def test_strict_shapes():
     assert exec_acc_strict([["a", "b"]], ["a", "b"]) == 1.0  # flat list = one row
     assert exec_acc_strict([["a"], ["b"]], ["a", "b"]) == 0.0

@@ -93,7 +93,10 @@ def _strict_cell(cell: Any) -> Any:
     if cell is None:
         return None
     if isinstance(cell, int | float):  # bool included: True is the number 1
-        return ("number", float(cell))
+        try:
+            return ("number", float(cell))
+        except OverflowError:
+            return ("number", cell)  # an integer beyond float range equals only itself
     return ("text", repr(cell))
 
 
