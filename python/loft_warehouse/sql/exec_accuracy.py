@@ -119,14 +119,9 @@ def _strict_rows(answer: Any) -> list[tuple] | None:
     return [tuple(map(_strict_cell, row)) for row in rows]
 
 
-def _same_bag(first: Iterable[Any], second: Iterable[Any]) -> bool:
-    """Equal as multisets. Counters built from items hold no zero counts, so plain dict equality
-    (in C, also used on the column Counters below) is Counter equality."""
-    return dict.__eq__(Counter(first), Counter(second))
-
-
 def _column_orders(gold: list[tuple], predicted: list[tuple], width: int) -> Iterable[tuple[int, ...]]:
-    """Permutations of predicted columns whose column value multisets match the gold's."""
+    """Permutations of predicted columns whose column value multisets match the gold's.
+    Counters built from items hold no zero counts, so dict equality (in C) is Counter equality."""
     gold_columns = [Counter(row[j] for row in gold) for j in range(width)]
     predicted_columns = [Counter(row[i] for row in predicted) for i in range(width)]
     candidates = [[i for i in range(width) if dict.__eq__(predicted_columns[i], gold_columns[j])] for j in range(width)]
@@ -153,13 +148,19 @@ def exec_acc_strict(gold: Sequence[Sequence[Any]], predicted: Any, ordered: bool
     width = len(gold_rows[0])
     if any(len(row) != width for row in gold_rows + predicted_rows):
         return 0.0
-    if (predicted_rows == gold_rows) if ordered else _same_bag(predicted_rows, gold_rows):
+    gold_bag = Counter(gold_rows)
+
+    def matches(rows: list[tuple]) -> bool:
+        return rows == gold_rows if ordered else dict.__eq__(Counter(rows), gold_bag)
+
+    if matches(predicted_rows):
         return 1.0  # the columns as given: the first order the search below would try
-    for order in _column_orders(gold_rows, predicted_rows, width):
-        permuted = [tuple(row[i] for i in order) for row in predicted_rows]
-        if (permuted == gold_rows) if ordered else _same_bag(permuted, gold_rows):
-            return 1.0
-    return 0.0
+    return float(
+        any(
+            matches([tuple(row[i] for i in order) for row in predicted_rows])
+            for order in _column_orders(gold_rows, predicted_rows, width)
+        )
+    )
 
 
 def exec_acc_conversation(turn_scores: Sequence[float]) -> float:
