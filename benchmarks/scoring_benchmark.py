@@ -1,8 +1,9 @@
 """How fast the scoring SQL is: parse + score + aggregate synthetic predictions, and peak memory.
 
 Builds upstream-shaped tables in an in-memory DuckDB (responses with raw generations, prompts,
-shown-ID maps, queries), then runs the same macros the dbt models render: predictions (parsing
-with the registered Python functions, ID mapping), scores, metrics. Defaults: 1,000,000
+shown-ID maps, queries), then runs the same macros the dbt models render, step by step as the
+tests build them (tests/scoring/sqlkit.build): prediction rows, parsing with the registered
+Python functions, predictions (ID mapping), turn scores, the scores view, metrics. Defaults: 1,000,000
 retrieval predictions (100 systems x 10,000 queries, 5 IDs each over a 1,000-document corpus)
 and 100,000 multi-answer RAG predictions (QUEST-style, 3-5 golds, 2-6 answers, scored with the
 one-to-one assignment).
@@ -22,18 +23,11 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.scoring.sqlkit import SHAPES, macros  # noqa: E402
-
-from loft_warehouse.scoring.duckdb_functions import register  # noqa: E402
+from tests.scoring.sqlkit import build, connect  # noqa: E402
 
 SYSTEMS = 100
 CORPUS = 1_000
 VOCABULARY = 400
-
-
-def _tables(con: duckdb.DuckDBPyConnection) -> None:
-    for table, columns in SHAPES.items():
-        con.execute(f"create table {table} ({', '.join(f'{n} {t}' for n, t in columns.items())})")
 
 
 def _retrieval(con: duckdb.DuckDBPyConnection, n: int) -> None:
@@ -43,7 +37,7 @@ def _retrieval(con: duckdb.DuckDBPyConnection, n: int) -> None:
         select 'retrieval', 'synth', 'synth', 'default', i::varchar, 'doc' || i from range({CORPUS}) t(i);
         insert into corpus (task, dataset, corpus_id, doc_id, pid)
         select 'retrieval', 'synth', 'synth', i, 'doc' || i from range({CORPUS}) t(i);
-        insert into stg_datasets values ('retrieval', 'synth', 2);
+        insert into stg_datasets (task, dataset, max_gold) values ('retrieval', 'synth', 2);
         insert into queries (task, dataset, corpus_id, split, qid, turn, n_turns, gold, gold_pids)
         select 'retrieval', 'synth', 'synth', 'test', 'q' || q, 0, 1, '[]',
                ['doc' || (q * 7 % {CORPUS}), 'doc' || (q * 13 % {CORPUS})]
@@ -68,7 +62,7 @@ def _rag(con: duckdb.DuckDBPyConnection, n: int) -> None:
     systems = 10
     n_queries = max(1, n // systems)
     con.execute(f"""
-        insert into stg_datasets values ('rag', 'quest', null);
+        insert into stg_datasets (task, dataset, is_multi_answer) values ('rag', 'quest', true);
         insert into queries (task, dataset, corpus_id, split, qid, turn, n_turns, gold)
         select 'rag', 'quest', 'quest', 'test', 'm' || q, 0, 1,
                to_json(list_transform(range(3 + q % 3), lambda j: 'Entity ' || ((q + j * 37) % {VOCABULARY})))
@@ -87,31 +81,8 @@ def _rag(con: duckdb.DuckDBPyConnection, n: int) -> None:
     """)
 
 
-def _timed(con: duckdb.DuckDBPyConnection, name: str, sql: str) -> float:
-    start = time.perf_counter()
-    con.execute(f"create or replace table {name} as {sql}")
-    return time.perf_counter() - start
-
-
 def run(label: str, con: duckdb.DuckDBPyConnection) -> None:
-    m = macros()
-    steps = {
-        "rows": (
-            "int_prediction_rows",
-            m.scoring_prediction_rows(responses="responses", prompts="prompts", imports="imports"),
-        ),
-        "parse": ("int_parsed_answers", m.scoring_parsed_answers(rows="int_prediction_rows")),
-        "map IDs": (
-            "predictions",
-            m.scoring_predictions(parsed="int_parsed_answers", prompt_doc_ids="prompt_doc_ids", corpus="corpus"),
-        ),
-        "scores": (
-            "scores",
-            m.scoring_scores(predictions="predictions", queries="queries", datasets="stg_datasets", size="bench"),
-        ),
-        "metrics": ("metrics", m.scoring_metrics(scores="scores", seed=1)),
-    }
-    timings = {step: _timed(con, table, sql) for step, (table, sql) in steps.items()}
+    timings = build(con, seed=1, size="bench")
     n_predictions = con.sql("select count(*) from predictions").fetchone()[0]
     n_scores = con.sql("select count(*) from scores").fetchone()[0]
     total = sum(timings.values())
@@ -120,7 +91,7 @@ def run(label: str, con: duckdb.DuckDBPyConnection) -> None:
         f"({n_predictions / total:,.0f} predictions/s)"
     )
     for step, seconds in timings.items():
-        print(f"    {step:<16} {seconds:8.2f} s")
+        print(f"    {step:<20} {seconds:8.2f} s")
 
 
 def main() -> None:
@@ -130,8 +101,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     for label, fill, n in (("retrieval", _retrieval, args.retrieval), ("rag multi-answer", _rag, args.rag)):
-        con = register(duckdb.connect(config={"threads": args.threads}))
-        _tables(con)
+        con = connect()
+        con.execute(f"set threads = {args.threads}")
         start = time.perf_counter()
         fill(con, n)
         print(f"[{label}] synthetic tables built in {time.perf_counter() - start:.1f} s")

@@ -83,7 +83,7 @@ from intervals
 {%- set seed = seed if seed is not none else var('seed', 20240612) -%}
 {%- set limit = limit if limit is not none else loft_query_limit() -%}
 {%- set keys = ['size', 'source', 'system', 'method', 'task', 'dataset', 'variant', 'split', 'metric', 'rule',
-                'metric_name', 'grain'] -%}
+                'grain'] -%}
 with
 
 means as (
@@ -99,7 +99,9 @@ means as (
 )
 
 select
-    {{ keys | join(', ') }},
+    {{ keys[:-1] | join(', ') }},
+    metric || '_' || rule as metric_name,
+    grain,
     is_primary,
     case when n_pending > 0 then 'pending' when n_unanswered < n then 'scored' else 'not_run' end as run_status,
     n,

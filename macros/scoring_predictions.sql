@@ -365,7 +365,7 @@ parsed as (
     from {{ parsed }}
 ),
 
-answers as (
+answers as not materialized (
     select
         * exclude (parsed_loft, parsed_strict, given_answers, given_answers_json),
         {%- for rule in ['loft', 'strict'] %}
@@ -409,14 +409,14 @@ entity_titles_{{ rule }} as (
 ),
 {%- endfor %}
 
-retrieval as (
+retrieval as not materialized (
     select * from answers where task = 'retrieval'
 ),
 
 {#- Imported pids of a dataset without a corpus here (an answer file imported with --queries)
     have nothing to be checked against: they are taken as given, a list at a time. Every other
     row is mapped item by item. #}
-unchecked as (
+unchecked as not materialized (
     select retrieval.*
     from retrieval
     anti join (select distinct task, dataset, corpus_id from {{ corpus }}) as corpora
@@ -454,44 +454,51 @@ strict_lists as (
     group by row_id
 ),
 
-id_lists as (
+checked_ids as (
     select
         checked.row_id,
         coalesce(loft_lists.pids, []) as pids_loft,
         coalesce(loft_lists.unknown_ids, []) as unknown_ids_loft,
+        bool_or(checked.id_space = 'shown' and len(coalesce(loft_lists.unknown_ids, [])) > 0)
+            over (partition by checked.source, checked.system, checked.variant, checked.method,
+                               checked.task, checked.dataset, checked.qid) as query_dropped_loft,
         coalesce(strict_lists.pids, []) as pids_strict,
         coalesce(strict_lists.unknown_ids, []) as unknown_ids_strict
     from checked
     left join loft_lists using (row_id)
     left join strict_lists using (row_id)
-    union all
+),
+
+{#- Each row once with its ID lists (null outside retrieval): unchecked rows keep theirs as
+    given (stripped), so only checked rows join theirs back. #}
+with_ids as (
     select
-        row_id,
-        coalesce(stripped_loft, []) as pids_loft,
+        *,
+        null::varchar[] as pids_loft,
+        null::varchar[] as unknown_ids_loft,
+        null::boolean as query_dropped_loft,
+        null::varchar[] as pids_strict,
+        null::varchar[] as unknown_ids_strict
+    from answers
+    where task <> 'retrieval'
+    union all by name
+    select
+        * exclude (stripped_strict),
         []::varchar[] as unknown_ids_loft,
+        false as query_dropped_loft,
         coalesce({{ scoring_first_occurrences('stripped_strict') }}, []) as pids_strict,
         []::varchar[] as unknown_ids_strict
     from (
         select
-            row_id,
-            {{ scoring_stripped('answer_loft') }} as stripped_loft,
+            *,
+            coalesce({{ scoring_stripped('answer_loft') }}, []) as pids_loft,
             {{ scoring_stripped('answer_strict') }} as stripped_strict
         from unchecked
     )
-),
-
-retrieval_ids as (
-    select
-        retrieval.row_id,
-        id_lists.pids_loft,
-        id_lists.unknown_ids_loft,
-        bool_or(retrieval.id_space = 'shown' and len(id_lists.unknown_ids_loft) > 0)
-            over (partition by retrieval.source, retrieval.system, retrieval.variant, retrieval.method,
-                               retrieval.task, retrieval.dataset, retrieval.qid) as query_dropped_loft,
-        id_lists.pids_strict,
-        id_lists.unknown_ids_strict
-    from retrieval
-    inner join id_lists using (row_id)
+    union all by name
+    select checked.*, checked_ids.* exclude (row_id)
+    from checked
+    inner join checked_ids using (row_id)
 )
 
 select
@@ -526,16 +533,14 @@ select
     answers.answer_payload_strict,
     answers.gold_loft,
     answers.id_space,
-    case when retrieval_ids.query_dropped_loft then []::varchar[] else retrieval_ids.pids_loft end
-        as pred_pids_loft,
-    retrieval_ids.pids_strict as pred_pids_strict,
-    retrieval_ids.unknown_ids_loft,
-    retrieval_ids.unknown_ids_strict,
-    retrieval_ids.query_dropped_loft,
+    case when answers.query_dropped_loft then []::varchar[] else answers.pids_loft end as pred_pids_loft,
+    answers.pids_strict as pred_pids_strict,
+    answers.unknown_ids_loft,
+    answers.unknown_ids_strict,
+    answers.query_dropped_loft,
     answers.import_file,
     answers.import_line
-from answers
-left join retrieval_ids using (row_id)
+from with_ids as answers
 left join entity_titles_loft using (row_id)
 left join entity_titles_strict using (row_id)
 {% endmacro %}

@@ -1,9 +1,10 @@
 {#
-  Per-turn scores, one family per task, each a long table of (metric, rule, value, is_empty).
-  rule 'loft' = upstream parse + upstream metric semantics; 'strict' = strict parse + the
-  corrected semantics (see python/loft_warehouse/scoring/metrics.py, the reference these
-  macros are tested against); 'raw' = computed on the raw generation (Lost in the Middle).
-  is_empty says the rule's answer was empty although the response was ok.
+  Per-turn scores, one family per task: each family gives one row per scored turn with its
+  metrics as a list (metric, rule, value, is_empty), which int_turn_scores stores and the
+  scores view unnests. rule 'loft' = upstream parse + upstream metric semantics; 'strict' =
+  strict parse + the corrected semantics (see python/loft_warehouse/scoring/metrics.py, the
+  reference these macros are tested against); 'raw' = computed on the raw generation (Lost in
+  the Middle). is_empty says the rule's answer was empty although the response was ok.
 #}
 
 {# Answered with an empty list, under each rule (counted as n_empty_answer). #}
@@ -117,60 +118,55 @@ base as (
     where p.task = 'retrieval'
 ),
 
-per_k as (
+hits as (
     select
         base.*,
-        ks.k,
-        len(list_filter(list_distinct(base.pred_loft[1:ks.k]), lambda x: list_contains(base.gold, x)))
-            as hits_loft,
-        len(list_filter(base.pred_strict[1:ks.k], lambda x: list_contains(base.gold_set, x)))
-            as hits_strict
+        {%- for k in [1, 2, 3, 5] %}
+        len(list_filter(list_distinct(base.pred_loft[1:{{ k }}]), lambda x: list_contains(base.gold, x)))
+            as hits_loft_{{ k }},
+        len(list_filter(base.pred_strict[1:{{ k }}], lambda x: list_contains(base.gold_set, x))) as hits_strict_{{ k }}
+        {{- ',' if not loop.last }}
+        {%- endfor %}
     from base
-    cross join (values (1), (2), (3), (5)) as ks(k)
 )
 
 select
     {{ scoring_key_names() }},
-    unnest([
+    [
+        {%- for k in [1, 2, 3, 5] %}
         {
-            'metric': 'recall@' || k, 'rule': 'loft', 'is_empty': empty_loft,
+            'metric': 'recall@{{ k }}', 'rule': 'loft', 'is_empty': empty_loft,
             'value': case when len(pred_loft) = 0 or len(gold) = 0 then 0.0
-                          else hits_loft / len(gold) end
+                          else hits_loft_{{ k }} / len(gold) end
         },
         {
-            'metric': 'mrecall@' || k, 'rule': 'loft', 'is_empty': empty_loft,
+            'metric': 'mrecall@{{ k }}', 'rule': 'loft', 'is_empty': empty_loft,
             'value': case when len(pred_loft) = 0 then 0.0
-                          else (hits_loft = least(k, len(gold)))::double end
+                          else (hits_loft_{{ k }} = least({{ k }}, len(gold)))::double end
         },
         {
-            'metric': 'recall@' || k, 'rule': 'strict', 'is_empty': empty_strict,
+            'metric': 'recall@{{ k }}', 'rule': 'strict', 'is_empty': empty_strict,
             'value': case when len(gold_set) = 0 then 0.0
-                          else hits_strict / len(gold_set) end
+                          else hits_strict_{{ k }} / len(gold_set) end
         },
         {
-            'metric': 'mrecall@' || k, 'rule': 'strict', 'is_empty': empty_strict,
+            'metric': 'mrecall@{{ k }}', 'rule': 'strict', 'is_empty': empty_strict,
             'value': case when len(gold_set) = 0 then 0.0
-                          else (hits_strict = least(k, len(gold_set)))::double end
-        }
-    ], recursive := true)
-from per_k
-union all by name
-select
-    {{ scoring_key_names() }},
-    unnest([
+                          else (hits_strict_{{ k }} = least({{ k }}, len(gold_set)))::double end
+        },
+        {%- endfor %}
         {
             'metric': 'capped_recall@1', 'rule': 'loft', 'is_empty': empty_loft,
             'value': case when len(pred_loft) = 0 or len(gold) = 0 then 0.0
-                          else hits_loft / least(k, len(gold)) end
+                          else hits_loft_1 / least(1, len(gold)) end
         },
         {
             'metric': 'capped_recall@1', 'rule': 'strict', 'is_empty': empty_strict,
             'value': case when len(gold_set) = 0 then 0.0
-                          else hits_strict / least(k, len(gold_set)) end
+                          else hits_strict_1 / least(1, len(gold_set)) end
         }
-    ], recursive := true)
-from per_k
-where k = 1
+    ] as metric_values
+from hits
 {% endmacro %}
 
 
@@ -215,7 +211,7 @@ normalized as materialized (
 
 select
     {{ scoring_key_names() }},
-    unnest([
+    [
         {
             'metric': 'em', 'rule': 'loft', 'is_empty': empty_loft,
             'value': coalesce(list_contains(gold_norm, first_loft), false)::double
@@ -256,7 +252,7 @@ select
             'value': coalesce(list_bool_or(list_transform(gold,
                 lambda g: contains(first_line, loft_normalize_litm(g)))), false)::double
         }
-    ], recursive := true)
+    ] as metric_values
 from normalized
 {% endmacro %}
 
@@ -354,7 +350,7 @@ all_rows as (
     select
         {{ scoring_key_names() }},
         len(answer_loft) = 0 as is_empty_answer_list,
-        unnest([
+        [
             {
                 'metric': 'subspan_em', 'rule': 'loft', 'is_empty': empty_loft,
                 'value': subspan_loft
@@ -405,16 +401,17 @@ all_rows as (
                 'metric': 'set_accuracy', 'rule': 'strict', 'is_empty': empty_strict,
                 'value': (list_sort(gold_set_strict) = list_sort(pred_set_strict))::double
             }
-        ], recursive := true)
+        ] as metric_values
     from set_scores
 )
 
-select * exclude (is_empty_answer_list)
+select
+    {{ scoring_key_names() }},
+    list_filter(metric_values, lambda m: m.rule <> 'loft'
+        or (m.metric = 'coverage' and not is_empty_answer_list)
+        or (m.metric = 'f1' and is_empty_answer_list)
+        or m.metric not in ('coverage', 'f1')) as metric_values
 from all_rows
-where rule <> 'loft'
-    or (metric = 'coverage' and not is_empty_answer_list)
-    or (metric = 'f1' and is_empty_answer_list)
-    or metric not in ('coverage', 'f1')
 {% endmacro %}
 
 
@@ -448,7 +445,7 @@ normalized as materialized (
 
 select
     {{ scoring_key_names() }},
-    unnest([
+    [
         {
             'metric': 'em', 'rule': 'loft', 'is_empty': empty_loft,
             'value': coalesce(list_contains(list_transform(gold, lambda g: loft_normalize(g)),
@@ -458,7 +455,7 @@ select
             'metric': 'em', 'rule': 'strict', 'is_empty': empty_strict,
             'value': (target_strict <> '' and target_strict = answer_joined_strict)::double
         }
-    ], recursive := true)
+    ] as metric_values
 from normalized
 {% endmacro %}
 
@@ -502,16 +499,10 @@ scored as materialized (
 per_turn as (
     select
         {{ scoring_key_names() }},
-        unnest([
-            {
-                'metric': 'exec_acc', 'rule': 'loft', 'is_empty': empty_loft,
-                'value': case when is_answered then acc.loft else 0.0 end
-            },
-            {
-                'metric': 'exec_acc', 'rule': 'strict', 'is_empty': empty_strict,
-                'value': case when is_answered then acc.strict else 0.0 end
-            }
-        ], recursive := true)
+        empty_loft,
+        empty_strict,
+        case when is_answered then acc.loft else 0.0 end as value_loft,
+        case when is_answered then acc.strict else 0.0 end as value_strict
     from scored
 ),
 
@@ -531,15 +522,28 @@ conversations as (
         max(n_turns) as n_turns,
         coalesce(min(status) filter (where status <> 'ok'), 'ok') as status,
         bool_and(is_answered) as is_answered,
-        'exec_acc_conversation' as metric,
-        rule,
-        bool_or(is_empty) as is_empty,
-        bool_and(value = 1)::double as value
+        [
+            {
+                'metric': 'exec_acc_conversation', 'rule': 'loft', 'is_empty': bool_or(empty_loft),
+                'value': bool_and(value_loft = 1)::double
+            },
+            {
+                'metric': 'exec_acc_conversation', 'rule': 'strict', 'is_empty': bool_or(empty_strict),
+                'value': bool_and(value_strict = 1)::double
+            }
+        ] as metric_values
     from per_turn
-    group by all
+    group by source, system, method, stage, task, dataset, corpus_id, variant, split, qid
 )
 
-select *, 'turn' as grain from per_turn
+select
+    {{ scoring_key_names() }},
+    'turn' as grain,
+    [
+        {'metric': 'exec_acc', 'rule': 'loft', 'is_empty': empty_loft, 'value': value_loft},
+        {'metric': 'exec_acc', 'rule': 'strict', 'is_empty': empty_strict, 'value': value_strict}
+    ] as metric_values
+from per_turn
 union all by name
 select *, 'conversation' as grain from conversations
 {% endmacro %}
@@ -598,9 +602,7 @@ rates as (
 
 select
     {{ scoring_key_names() }},
-    'revised' as rule,
-    empty_strict as is_empty,
-    unnest([
+    list_transform([
         {'metric': 'set_precision', 'value': set_precision},
         {'metric': 'set_recall', 'value': set_recall},
         {
@@ -610,7 +612,7 @@ select
         },
         {'metric': 'set_accuracy', 'value': (list_sort(gold_set) = list_sort(pred_set))::double},
         {'metric': 'subspan_em', 'value': (hits = len(gold_set))::double}
-    ], recursive := true)
+    ], lambda m: {'metric': m.metric, 'rule': 'revised', 'is_empty': empty_strict, 'value': m.value}) as metric_values
 from rates
 {% endmacro %}
 
@@ -622,10 +624,12 @@ from rates
 {% macro scoring_key_value_scores(predictions, queries) %}
 select
     {{ scoring_key_columns('p') }},
-    'kv_accuracy' as metric,
-    'raw' as rule,
-    p.is_answered and coalesce(trim(p.raw_text), '') = '' as is_empty,
-    coalesce(contains(lower(p.raw_text), lower(from_json(q.gold, '["VARCHAR"]')[1])), false)::double as value
+    [{
+        'metric': 'kv_accuracy',
+        'rule': 'raw',
+        'is_empty': p.is_answered and coalesce(trim(p.raw_text), '') = '',
+        'value': coalesce(contains(lower(p.raw_text), lower(from_json(q.gold, '["VARCHAR"]')[1])), false)::double
+    }] as metric_values
 {{ scoring_predictions_with_queries(predictions, queries) }}
 where p.task = 'litm' and p.dataset in {{ scoring_key_value_datasets() }}
 {% endmacro %}
@@ -665,8 +669,13 @@ where p.task = 'litm' and p.dataset in {{ scoring_key_value_datasets() }}
 {% macro scoring_final_predictions(predictions) %}
 with
 
-final_rows as (
-    select * from {{ predictions }} where is_final
+final_rows as not materialized (
+    select
+        source, system, method, stage, task, dataset, corpus_id, variant, split, qid, turn, call_index, n_turns,
+        status, is_answered, raw_text, answer_loft, answer_strict, answer_loft_json, answer_strict_json,
+        pred_pids_loft, pred_pids_strict, gold_loft
+    from {{ predictions }}
+    where is_final
 ),
 
 multi_call as (
@@ -705,13 +714,16 @@ select * from combined
 
 
 {#
-  The scores table: one row per (source, system, dataset, variant, query, turn, metric, rule).
-  Rows that were not answered (status not 'ok': blocked, error, skipped_*, missing) score 0
-  and stay in the table; is_answered and status say why. A multi-turn query with no answer at
-  all (every turn missing) is one row under the loft rule, its first turn's, as LOFT's
-  evaluator scores an unanswered query as one turn; the other rules keep a row per turn.
+  The scored turns: one row per (source, system, dataset, variant, query, turn, grain) and
+  family (a revised QUEST query's revised-gold metrics are a second row), its metrics a list of
+  (metric, rule, value, is_empty_answer, is_primary). Rows that were not
+  answered (status not 'ok': blocked, error, skipped_*, missing) score 0 and stay; is_answered
+  and status say why. A multi-turn query with no answer at all (every turn missing) keeps its
+  loft-rule metrics on its first turn only, as LOFT's evaluator scores an unanswered query as
+  one turn; the other rules keep every turn. Stored this way, a million turns write a million
+  rows, not one per metric (the scores view unnests them).
 #}
-{% macro scoring_scores(predictions=none, queries=none, datasets=none, size=none, prompts=none, revised=none) %}
+{% macro scoring_turn_scores(predictions=none, queries=none, datasets=none, size=none, prompts=none, revised=none) %}
 {%- set predictions = predictions or loft_ref('predictions') -%}
 {%- set queries = queries or loft_ref('int_scored_queries') -%}
 {%- set datasets = datasets or loft_ref('stg_datasets') -%}
@@ -753,13 +765,18 @@ unanswered_conversations as (
 ),
 
 kept_scores as (
-    select all_scores.*
+    select
+        all_scores.* replace (
+            case when unanswered.qid is not null and all_scores.grain = 'turn' and all_scores.turn > 0
+                 then list_filter(all_scores.metric_values, lambda m: m.rule <> 'loft')
+                 else all_scores.metric_values end as metric_values
+        ),
+        {{ scoring_primary_metric('all_scores.task', 'all_scores.dataset', 'datasets.max_gold') }} as primary_metric,
+        {{ scoring_primary_rule('all_scores.task') }} as primary_rule
     from all_scores
     left join unanswered_conversations as unanswered
         using (source, system, method, task, dataset, variant, split, qid)
-    where not (
-        unanswered.qid is not null and all_scores.rule = 'loft' and all_scores.grain = 'turn' and all_scores.turn > 0
-    )
+    left join {{ datasets }} as datasets using (task, dataset)
 ),
 
 {#- Where the gold sat in the query's (first-stage) prompt: position data for every score. #}
@@ -767,40 +784,90 @@ positions as (
     select task, dataset, corpus_id, variant, method, qid, turn, gold_positions, gold_depth, gold_token_offset, n_documents
     from {{ prompts }}
     where stage = 1 and call_index = 0
+),
+
+final as (
+    select
+        '{{ size }}' as size,
+        kept.source,
+        kept.system,
+        kept.method,
+        kept.stage,
+        kept.task,
+        kept.dataset,
+        kept.corpus_id,
+        kept.variant,
+        kept.split,
+        kept.qid,
+        kept.turn,
+        kept.n_turns,
+        kept.grain,
+        kept.status,
+        kept.is_answered,
+        positions.gold_positions,
+        positions.gold_depth,
+        positions.gold_token_offset,
+        positions.n_documents,
+        list_transform(kept.metric_values, lambda m: {
+            'metric': m.metric,
+            'rule': m.rule,
+            'value': case when kept.is_answered then m.value::double else 0.0 end,
+            'is_empty_answer': coalesce(m.is_empty, false),
+            'is_primary': coalesce(
+                m.metric = kept.primary_metric and m.rule = kept.primary_rule and kept.grain = 'turn', false
+            )
+        }) as metric_values
+    from kept_scores as kept
+    left join positions using (task, dataset, corpus_id, variant, method, qid, turn)
+    where len(kept.metric_values) > 0
 )
 
-select
-    '{{ size }}' as size,
-    all_scores.source,
-    all_scores.system,
-    all_scores.method,
-    all_scores.stage,
-    all_scores.task,
-    all_scores.dataset,
-    all_scores.corpus_id,
-    all_scores.variant,
-    all_scores.split,
-    all_scores.qid,
-    all_scores.turn,
-    all_scores.n_turns,
-    all_scores.grain,
-    all_scores.metric,
-    all_scores.rule,
-    all_scores.metric || '_' || all_scores.rule as metric_name,
-    case when all_scores.is_answered then all_scores.value::double else 0.0 end as value,
-    all_scores.status,
-    all_scores.is_answered,
-    coalesce(all_scores.is_empty, false) as is_empty_answer,
-    coalesce(
-        all_scores.metric = {{ scoring_primary_metric('all_scores.task', 'all_scores.dataset', 'datasets.max_gold') }}
-        and all_scores.rule = {{ scoring_primary_rule('all_scores.task') }} and all_scores.grain = 'turn',
-        false
-    ) as is_primary,
-    positions.gold_positions,
-    positions.gold_depth,
-    positions.gold_token_offset,
-    positions.n_documents
-from kept_scores as all_scores
-left join {{ datasets }} as datasets using (task, dataset)
-left join positions using (task, dataset, corpus_id, variant, method, qid, turn)
+select * from final
+{% endmacro %}
+
+
+{#
+  The scores analysts query: one row per (source, system, dataset, variant, query, turn, grain,
+  metric, rule), int_turn_scores with its metric lists unnested.
+#}
+{% macro scoring_scores(turn_scores=none) %}
+{%- set turn_scores = turn_scores or loft_ref('int_turn_scores') -%}
+with
+
+turn_scores as (
+    select * from {{ turn_scores }}
+),
+
+final as (
+    select
+        size,
+        source,
+        system,
+        method,
+        stage,
+        task,
+        dataset,
+        corpus_id,
+        variant,
+        split,
+        qid,
+        turn,
+        n_turns,
+        grain,
+        score.metric,
+        score.rule,
+        score.metric || '_' || score.rule as metric_name,
+        score.value,
+        status,
+        is_answered,
+        score.is_empty_answer,
+        score.is_primary,
+        gold_positions,
+        gold_depth,
+        gold_token_offset,
+        n_documents
+    from turn_scores, unnest(turn_scores.metric_values) as scored(score)
+)
+
+select * from final
 {% endmacro %}

@@ -221,8 +221,12 @@ def insert(con: duckdb.DuckDBPyConnection, table: str, rows: Iterable[Mapping[st
         con.unregister("rows_to_insert")
 
 
+# Scoring models dbt materialises as views.
+VIEWS = {"scores"}
+
+
 def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", limit: str = "") -> dict[str, float]:
-    """Create the scoring tables (as the dbt models do) from the upstream tables; seconds each."""
+    """Create the scoring tables and views (as the dbt models do) from the upstream tables; seconds each."""
     m = macros()
     steps = [
         (
@@ -247,8 +251,8 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", lim
             m.scoring_predictions(parsed="int_parsed_answers", prompt_doc_ids="prompt_doc_ids", corpus="corpus"),
         ),
         (
-            "scores",
-            m.scoring_scores(
+            "int_turn_scores",
+            m.scoring_turn_scores(
                 predictions="predictions",
                 queries="int_scored_queries",
                 datasets="stg_datasets",
@@ -257,13 +261,15 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", lim
                 revised="revised",
             ),
         ),
+        ("scores", m.scoring_scores(turn_scores="int_turn_scores")),
         ("metrics", m.scoring_metrics(scores="scores", seed=seed, limit=limit)),
         ("leaderboard", m.scoring_leaderboard(metrics="metrics", paper="paper", datasets="stg_datasets")),
     ]
     seconds = {}
     for name, sql in steps:
         started = time.perf_counter()
-        con.execute(f"create or replace table {name} as {sql}")
+        kind = "view" if name in VIEWS else "table"
+        con.execute(f"create or replace {kind} {name} as {sql}")
         seconds[name] = time.perf_counter() - started
     return seconds
 

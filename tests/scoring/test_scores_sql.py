@@ -38,6 +38,24 @@ def test_recall_at_1(retrieval: Scenario) -> None:
     assert retrieval.scores("ints")["recall@1_loft"] == 1.0
 
 
+def test_turn_scores_store_a_row_per_turn_and_the_scores_view_a_row_per_metric(retrieval: Scenario) -> None:
+    con = retrieval.con
+    assert con.execute("select count(*) from int_turn_scores where qid = 'both'").fetchone() == (1,)
+    names = con.execute("select metric_name from scores where qid = 'both' order by metric_name").fetchall()
+    expected = sorted(
+        [f"{m}@{k}_{rule}" for m in ("recall", "mrecall") for k in (1, 2, 3, 5) for rule in ("loft", "strict")]
+        + ["capped_recall@1_loft", "capped_recall@1_strict"]
+    )
+    assert [name for (name,) in names] == expected
+    stored = con.execute(
+        "select len(metric_values), list_sum(list_transform(metric_values, lambda m: m.value)) "
+        "from int_turn_scores where qid = 'both'"
+    ).fetchone()
+    assert stored == (18, con.execute("select sum(value) from scores where qid = 'both'").fetchone()[0])
+    kinds = dict(con.execute("select table_name, table_type from information_schema.tables").fetchall())
+    assert (kinds["int_turn_scores"], kinds["scores"]) == ("BASE TABLE", "VIEW")
+
+
 def test_first_bracketed_line_wins_under_loft_only(retrieval: Scenario) -> None:
     scores = retrieval.scores("reasoning_bracket")
     assert (scores["recall@1_loft"], scores["recall@1_strict"]) == (0.0, 1.0)
