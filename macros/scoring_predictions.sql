@@ -324,9 +324,10 @@ left join (select distinct task, dataset, corpus_id, pid from {{ corpus }}) as c
 
 
 {#
-  Each owed answer's generation parsed under both rules, once: the parse functions run in
-  Python, so this is a table of its own (a view or CTE could evaluate them once per use of
-  each struct field). Only answered rows (status ok) with a generation are parsed.
+  Each owed answer's generation parsed under both rules. The parse functions run in Python and
+  a view could evaluate them once per use of each struct field, so its one reader, the
+  predictions model, reads it into a materialized CTE. Only answered rows (status ok) with a
+  generation are parsed.
 #}
 {% macro scoring_parsed_answers(rows=none) %}
 {%- set rows = rows or loft_ref('int_prediction_rows') -%}
@@ -357,7 +358,8 @@ from {{ rows }}
 {%- set corpus = corpus or loft_ref('corpus') -%}
 with
 
-parsed as (
+{#- Materialized: each row's Python parse (int_parsed_answers is a view) runs once. #}
+parsed as materialized (
     select
         *,
         row_number() over () as row_id,

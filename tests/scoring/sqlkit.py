@@ -222,7 +222,7 @@ def insert(con: duckdb.DuckDBPyConnection, table: str, rows: Iterable[Mapping[st
 
 
 # Scoring models dbt materialises as views.
-VIEWS = {"scores"}
+VIEWS = {"int_scored_queries", "int_prediction_rows", "int_parsed_answers", "scores"}
 
 
 def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", limit: str = "") -> dict[str, float]:
