@@ -352,7 +352,7 @@ def _prediction_frame(
             group by qid_text
         )
         select
-            last_lines.qid_text as qid, last_lines.line, last_lines.first_line, records.text,
+            last_lines.qid_text as qid, last_lines.line, last_lines.first_line,
             records.num_turns::bigint as num_turns, records.model_outputs as outputs,
             json_array_length(records.model_outputs) as n_outputs
         from last_lines
@@ -409,8 +409,10 @@ def _prediction_frame(
             from turns
         ),
         rendered as (
-            select *, case when strings is null then py_turn(text, turn) end as from_python
+            -- Only a turn the SQL cannot render reads its line's text again, for Python.
+            select typed.*, case when typed.strings is null then py_turn(records.text, typed.turn) end as from_python
             from typed
+            left join records on records.line = case when typed.strings is null then typed.line end
         )
         select
             query_qid as qid,
