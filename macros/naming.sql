@@ -29,6 +29,14 @@
     {{ ref(loft_prefix() ~ '__' ~ name) }}
 {%- endmacro %}
 
+{#
+  loft_ref() for a view: the relation without its catalog, which DuckDB then resolves in the
+  view's own database, so the view still reads when the warehouse file is renamed or copied.
+#}
+{% macro loft_view_ref(name) -%}
+    {{ ref(loft_prefix() ~ '__' ~ name).include(database=false) }}
+{%- endmacro %}
+
 {# The `limit` var (or $LOFT_LIMIT): first N dev and N test queries per dataset; '' = no limit. #}
 {% macro loft_query_limit() -%}
     {{ var('limit', env_var('LOFT_LIMIT', '')) | string | trim }}

@@ -67,9 +67,9 @@ segment_texts as (
     select
         prompts.prompt_id,
         string_agg(segments.text, '' order by parts.position) as text
-    from {{ loft_ref('prompts') }} as prompts,
+    from {{ loft_view_ref('prompts') }} as prompts,
         unnest(prompts.segment_ids) with ordinality as parts(segment_id, position)
-    inner join {{ loft_ref('prompt_segments') }} as segments using (segment_id)
+    inner join {{ loft_view_ref('prompt_segments') }} as segments using (segment_id)
     group by prompts.prompt_id
 )
 
@@ -89,7 +89,7 @@ select
     prompts.head || prefixes.text || coalesce(segment_texts.text, '') || prompts.suffix as prompt,
     prompts.n_tokens_total,
     prompts.targets
-from {{ loft_ref('prompts') }} as prompts
-inner join {{ loft_ref('prompt_prefixes') }} as prefixes using (prefix_id)
+from {{ loft_view_ref('prompts') }} as prompts
+inner join {{ loft_view_ref('prompt_prefixes') }} as prefixes using (prefix_id)
 left join segment_texts using (prompt_id)
 {% endmacro %}

@@ -11,9 +11,9 @@
   queries of LOFT answer files landed with `loft import-predictions --queries`.
 #}
 {% macro scoring_scored_queries(queries=none, datasets=none, imported=none) %}
-{%- set queries = queries or loft_ref('queries') -%}
-{%- set datasets = datasets or loft_ref('stg_datasets') -%}
-{%- set imported = imported or loft_ref('int_imported_queries') -%}
+{%- set queries = queries or loft_view_ref('queries') -%}
+{%- set datasets = datasets or loft_view_ref('stg_datasets') -%}
+{%- set imported = imported or loft_view_ref('int_imported_queries') -%}
 with
 
 built as (
@@ -45,12 +45,12 @@ select * from final
 {% macro scoring_prediction_rows(
     responses=none, prompts=none, imports=none, stage_prompts=none, stage_answers=none, queries=none, limit=none
 ) %}
-{%- set responses = responses or loft_ref('responses') -%}
-{%- set prompts = prompts or loft_ref('prompts') -%}
-{%- set imports = imports or loft_ref('int_imported_predictions') -%}
-{%- set stage_prompts = stage_prompts or loft_ref('int_stage2_prompts') -%}
-{%- set stage_answers = stage_answers or loft_ref('int_stage1_answers') -%}
-{%- set queries = queries or loft_ref('int_scored_queries') -%}
+{%- set responses = responses or loft_view_ref('responses') -%}
+{%- set prompts = prompts or loft_view_ref('prompts') -%}
+{%- set imports = imports or loft_view_ref('int_imported_predictions') -%}
+{%- set stage_prompts = stage_prompts or loft_view_ref('int_stage2_prompts') -%}
+{%- set stage_answers = stage_answers or loft_view_ref('int_stage1_answers') -%}
+{%- set queries = queries or loft_view_ref('int_scored_queries') -%}
 {%- set limit = limit if limit is not none else loft_query_limit() -%}
 with
 
@@ -330,7 +330,7 @@ left join (select distinct task, dataset, corpus_id, pid from {{ corpus }}) as c
   generation are parsed.
 #}
 {% macro scoring_parsed_answers(rows=none) %}
-{%- set rows = rows or loft_ref('int_prediction_rows') -%}
+{%- set rows = rows or loft_view_ref('int_prediction_rows') -%}
 select
     *,
     case when status = 'ok' and given_answers is null

@@ -831,7 +831,7 @@ select * from final
   metric, rule), int_turn_scores with its metric lists unnested.
 #}
 {% macro scoring_scores(turn_scores=none) %}
-{%- set turn_scores = turn_scores or loft_ref('int_turn_scores') -%}
+{%- set turn_scores = turn_scores or loft_view_ref('int_turn_scores') -%}
 with
 
 turn_scores as (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,10 @@ def test_context_window_flags_follow_the_token_counts(warehouse: Path) -> None:
     assert query(warehouse, "select count(*) from loft_128k.prompts where cardinality(context_window_fits) = 0") == [
         (0,)
     ]
+
+
+def test_prompt_texts_view_reads_from_a_renamed_copy_of_the_warehouse(warehouse: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "renamed.duckdb"
+    shutil.copy(warehouse, copy)
+    sql = "select count(*), sum(strlen(prompt)) from loft_128k.prompt_texts"
+    assert query(copy, sql) == query(warehouse, sql)

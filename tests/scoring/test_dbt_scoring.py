@@ -5,6 +5,7 @@ results expectations and the leaderboard."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,11 @@ def test_bm25_primary_metrics_and_expectations(warehouse: Path) -> None:
     assert all(unanswered == 0 for *_, unanswered in primary)
     suites = query(warehouse, "select suite, success from loft_128k.results_quality order by suite")
     assert len(suites) == 5 and all(success for _, success in suites)
+
+
+def test_scores_view_reads_from_a_renamed_copy_of_the_warehouse(warehouse: Path, tmp_path: Path) -> None:
+    """scores is a view over int_turn_scores: it names no catalog, so a copied file still serves it."""
+    copy = tmp_path / "shared-with-a-colleague.duckdb"
+    shutil.copy(warehouse, copy)
+    sql = "select count(*), sum(value) from loft_128k.scores where source = 'import'"
+    assert query(copy, sql) == query(warehouse, sql)
