@@ -107,27 +107,37 @@ with
 base as (
     select
         {{ scoring_key_columns('p') }},
-        list_transform(
-            coalesce(from_json(p.gold_loft, '["VARCHAR"]'), q.gold_pids), lambda g: {{ scoring_python_strip('g') }}
-        ) as gold,
+        {{ scoring_stripped("coalesce(from_json(p.gold_loft, '[\"VARCHAR\"]'), q.gold_pids)") }} as gold,
         list_distinct(q.gold_pids) as gold_set,
-        list_transform(p.pred_pids_loft, lambda x: {{ scoring_python_strip('x') }}) as pred_loft,
+        {{ scoring_stripped('p.pred_pids_loft') }} as pred_loft,
         p.pred_pids_strict as pred_strict,
         {{ scoring_empty_answer_flags() }}
     {{ scoring_predictions_with_queries(predictions, queries) }}
     where p.task = 'retrieval'
 ),
 
-hits as (
+{#- Per prediction, 1 where it is a hit (loft: its first occurrence, found in the gold; strict:
+    found in the gold set), so that hits@k counts the first k marks (list_count skips NULLs). #}
+marked as (
     select
         base.*,
+        list_transform(
+            base.pred_loft,
+            lambda x, i: case when list_contains(base.gold, x) and list_position(base.pred_loft, x) = i then 1 end
+        ) as hit_marks_loft,
+        list_transform(base.pred_strict, lambda x: case when list_contains(base.gold_set, x) then 1 end) as hit_marks_strict
+    from base
+),
+
+hits as (
+    select
+        marked.*,
         {%- for k in [1, 2, 3, 5] %}
-        len(list_filter(list_distinct(base.pred_loft[1:{{ k }}]), lambda x: list_contains(base.gold, x)))
-            as hits_loft_{{ k }},
-        len(list_filter(base.pred_strict[1:{{ k }}], lambda x: list_contains(base.gold_set, x))) as hits_strict_{{ k }}
+        list_count(hit_marks_loft[1:{{ k }}]) as hits_loft_{{ k }},
+        list_count(hit_marks_strict[1:{{ k }}]) as hits_strict_{{ k }}
         {{- ',' if not loop.last }}
         {%- endfor %}
-    from base
+    from marked
 )
 
 select
@@ -708,6 +718,24 @@ select * from combined
 
 
 {#
+  The metric and rule names int_turn_scores stores as ENUMs: a million turns hold 18 million
+  metric entries, and DuckDB writes an ENUM as a small integer where it compresses every
+  VARCHAR string on write (5.0 s -> 1.1 s for the retrieval set's). A name missing here stops
+  the build with a conversion error naming it.
+#}
+{% macro scoring_metric_type() -%}
+    enum('capped_recall@1', 'coverage', 'em', 'exec_acc', 'exec_acc_conversation', 'f1', 'kv_accuracy',
+         'litm_best_subspan_em', 'mrecall@1', 'mrecall@2', 'mrecall@3', 'mrecall@5', 'recall@1', 'recall@2',
+         'recall@3', 'recall@5', 'rr_fuzzy_match', 'set_accuracy', 'set_f1', 'set_precision', 'set_recall',
+         'subspan_em')
+{%- endmacro %}
+
+{% macro scoring_rule_type() -%}
+    enum('loft', 'raw', 'revised', 'strict')
+{%- endmacro %}
+
+
+{#
   The scored turns: one row per (source, system, dataset, variant, query, turn, grain) and
   family (a revised QUEST query's revised-gold metrics are a second row), its metrics a list of
   (metric, rule, value, is_empty_answer, is_primary). Rows that were not
@@ -803,8 +831,8 @@ final as (
         positions.gold_token_offset,
         positions.n_documents,
         list_transform(kept.metric_values, lambda m: {
-            'metric': m.metric,
-            'rule': m.rule,
+            'metric': m.metric::{{ scoring_metric_type() }},
+            'rule': m.rule::{{ scoring_rule_type() }},
             'value': case when kept.is_answered then m.value::double else 0.0 end,
             'is_empty_answer': coalesce(m.is_empty, false),
             'is_primary': coalesce(
@@ -848,9 +876,9 @@ final as (
         turn,
         n_turns,
         grain,
-        score.metric,
-        score.rule,
-        score.metric || '_' || score.rule as metric_name,
+        score.metric::varchar as metric,
+        score.rule::varchar as rule,
+        score.metric::varchar || '_' || score.rule::varchar as metric_name,
         score.value,
         status,
         is_answered,
