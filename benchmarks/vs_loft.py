@@ -35,6 +35,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -282,7 +283,8 @@ def warehouse_scoring(folder: Path, task_type: str) -> dict[str, float]:
     def phase(name: str) -> None:
         nonlocal clock
         now = time.perf_counter()
-        print(f"#   {name:<24} {now - clock:7.2f} s", file=sys.stderr)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"#   {name:<24} {now - clock:7.2f} s   peak so far {peak:,.0f} MiB", file=sys.stderr)
         clock = now
 
     landing = folder / "warehouse"
@@ -304,6 +306,8 @@ def warehouse_scoring(folder: Path, task_type: str) -> dict[str, float]:
     phase("imported models")
     for name, seconds in sqlkit.build(con).items():
         print(f"#   {name:<24} {seconds:7.2f} s", file=sys.stderr)
+    clock = time.perf_counter()
+    phase("(scoring models)")
     rows = con.execute("select metric_name || '/' || rule, mean from metrics where source = 'import'").fetchall()
     return {name: value for name, value in rows}
 

@@ -5,12 +5,12 @@
   SQL takes a turn when both sides are lists of rows whose cells are JSON null, booleans,
   numbers below 1e15 in magnitude, or printable-ASCII strings that are either a plain decimal
   (what float() and DuckDB's cast read alike) or outside float()'s grammar altogether (text to
-  both rules). DuckDB's printf('%.2f') is Python's '%.2f' there. Under
-  the strict rule SQL also stops at a row multiset that differs with the columns as given when
-  a column permutation could still match (width > 1 and the same bag of cells): the Python
-  column search decides those. Any other turn (nested cells, non-ASCII or float-like text such
-  as 'nan' or '1_000', string rows, odd golds) goes to Python whole. Each distinct JSON text is
-  read once, a row per cell (DuckDB's lambdas over nested lists cost more than the Python).
+  both rules); DuckDB's printf('%.2f') is Python's '%.2f' there. Under the strict rule SQL also
+  stops at a row multiset that differs with the columns as given when a column permutation
+  could still match (width > 1 and the same bag of cells): the Python column search decides
+  those. Any other turn (nested cells, non-ASCII or float-like text such as 'nan' or '1_000',
+  string rows, odd golds) goes to Python whole. Each distinct JSON text, row and cell is read
+  once, a row per cell (DuckDB's lambdas over nested lists cost more than the Python).
 #}
 
 {#

@@ -292,13 +292,21 @@ base as (
     where p.task = 'rag' and q.is_multi_answer
 ),
 
-normalized as materialized (
+{#- The rules' answer lists are mostly the same list (always for an import): normalised once then. #}
+normalized_loft as (
     select
         *,
         list_transform(gold, lambda g: {{ scoring_normalize('g') }}) as gold_norm,
-        list_transform(answer_loft, lambda a: {{ scoring_normalize('a') }}) as pred_norm_loft,
-        list_transform(answer_strict, lambda a: {{ scoring_normalize('a') }}) as pred_norm_strict
+        list_transform(answer_loft, lambda a: {{ scoring_normalize('a') }}) as pred_norm_loft
     from base
+),
+
+normalized as materialized (
+    select
+        *,
+        case when answer_strict is not distinct from answer_loft then pred_norm_loft
+             else list_transform(answer_strict, lambda a: {{ scoring_normalize('a') }}) end as pred_norm_strict
+    from normalized_loft
 ),
 
 sets as (
