@@ -479,8 +479,8 @@ from normalized
 
 
 {#
-  SQL execution accuracy, scored by the SQL track's exec_acc_loft / exec_acc_strict: in SQL
-  where that is exact, else one loft_exec_acc call per turn gives both (scoring_exec_acc). strict is order-sensitive when the gold SQL has a
+  SQL execution accuracy, scored by the SQL track's exec_acc_loft / exec_acc_strict (one
+  loft_exec_acc call per turn gives both). strict is order-sensitive when the gold SQL has a
   top-level ORDER BY (queries.gold_is_ordered). A query without gold rows stops the build
   (LOFT keeps only queries whose gold result is non-empty).
   loft scores an imported line against the gold LOFT reads for it (gold_loft) where that differs.
@@ -506,7 +506,13 @@ base as (
     where p.task = 'sql'
 ),
 
-scored as materialized ({{ scoring_exec_acc('base') }}),
+scored as materialized (
+    select
+        *,
+        case when is_answered
+             then loft_exec_acc(gold_loft, answer_loft_json, gold, answer_strict_json, gold_is_ordered) end as acc
+    from base
+),
 
 per_turn as (
     select
