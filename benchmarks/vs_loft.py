@@ -280,11 +280,13 @@ def warehouse_scoring(folder: Path, task_type: str) -> dict[str, float]:
 
     clock = time.perf_counter()
 
+    def peak_mib() -> float:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
     def phase(name: str) -> None:
         nonlocal clock
         now = time.perf_counter()
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"#   {name:<24} {now - clock:7.2f} s   peak so far {peak:,.0f} MiB", file=sys.stderr)
+        print(f"#   {name:<24} {now - clock:7.2f} s   peak so far {peak_mib():,.0f} MiB", file=sys.stderr)
         clock = now
 
     landing = folder / "warehouse"
@@ -306,8 +308,7 @@ def warehouse_scoring(folder: Path, task_type: str) -> dict[str, float]:
     phase("imported models")
     for name, seconds in sqlkit.build(con).items():
         print(f"#   {name:<24} {seconds:7.2f} s", file=sys.stderr)
-    clock = time.perf_counter()
-    phase("(scoring models)")
+    print(f"#   peak after the scoring models {peak_mib():,.0f} MiB", file=sys.stderr)
     rows = con.execute("select metric_name || '/' || rule, mean from metrics where source = 'import'").fetchall()
     return {name: value for name, value in rows}
 

@@ -256,7 +256,7 @@ select * from imported
     case
         when regexp_matches(
             array_to_string({{ list }}, ''),
-            '[\t\n\x0b\x0c\r\x1c-\x1f \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]'
+            '{{ python_whitespace_class() }}'
         ) then list_transform({{ list }}, lambda a: {{ scoring_python_strip('a') }})
         else {{ list }}
     end

@@ -207,6 +207,20 @@ def test_ids_are_stripped_as_python_strips_them() -> None:
         assert con.execute(f"select {strip}", {"text": text}).fetchone()[0] == text.strip(), repr(text)
 
 
+def test_lists_are_stripped_only_where_python_whitespace_is_in_them() -> None:
+    """The regex that decides whether a list needs stripping matches exactly the str.isspace() characters."""
+    every = [chr(c) for c in range(1, sys.maxunicode + 1) if not 0xD800 <= c < 0xE000]
+    con = connect()
+    matched = con.execute(
+        f"select list_filter($chars, lambda c: regexp_matches(c, '{macros().python_whitespace_class()}'))",
+        {"chars": every},
+    ).fetchone()[0]
+    assert matched == [c for c in every if c.isspace()]
+    stripped = macros().scoring_stripped("$ids")
+    for ids in [["d1", "d2"], [" d1", "d2\u3000"], ["d1", "\u0085d2\u0085", "d 3"], ["\u200bd4"], [], [""]]:
+        assert con.execute(f"select {stripped}", {"ids": ids}).fetchone()[0] == [i.strip() for i in ids], ids
+
+
 def test_one_exec_acc_call_scores_each_rule_on_its_own_gold_and_answer() -> None:
     con = connect()
     gold, gold_loft = '[["Paris", 3]]', '[["Paris", 3], ["Rome", 4]]'
