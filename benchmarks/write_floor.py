@@ -1,6 +1,6 @@
 """What writing one imported set's rows into a DuckDB file costs, whole and by column kind.
 
-    PYTHONPATH=python .venv/bin/python benchmarks/write_floor.py /tmp/vs/retrieval --rounds 3
+    .venv/bin/python benchmarks/write_floor.py /tmp/vs/retrieval --rounds 3
 
 The folder is a set of benchmarks/vs_loft.py after a warehouse run on it (its `warehouse/`
 landing holds the import as `loft import-predictions` lands it). The script builds the
@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-ROOT = Path(__file__).resolve().parents[1]
+from loft_warehouse.scoring.importer import imported_frame, imported_queries
 
 
 def _kinds(table: pa.Table) -> dict[str, list[str]]:
@@ -63,9 +63,6 @@ def main() -> int:
     parser.add_argument("--size", default="128k")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT / "python"))
-    from loft_warehouse.scoring.importer import imported_frame, imported_queries
-
     landing = args.folder / "warehouse"
     frame = imported_frame(landing, args.size, imported_queries(landing, args.size)).to_arrow()
     if frame.num_rows == 0:
