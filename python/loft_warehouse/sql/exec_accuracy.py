@@ -88,8 +88,11 @@ def exec_acc_loft(gold: Sequence[Sequence[Any]], predicted: Any) -> float:
 
 def _strict_cell(cell: Any) -> Any:
     """A cell for the strict rule: numbers and numeric text by exact value, text stripped."""
-    if isinstance(cell, str):
+    kind = type(cell)
+    if kind is str:
         return _strict_text(cell)
+    if kind is float:
+        return ("number", cell)
     if cell is None:
         return None
     if isinstance(cell, int | float):  # bool included: True is the number 1
@@ -148,13 +151,15 @@ def exec_acc_strict(gold: Sequence[Sequence[Any]], predicted: Any, ordered: bool
     width = len(gold_rows[0])
     if any(len(row) != width for row in gold_rows + predicted_rows):
         return 0.0
-    gold_bag = Counter(gold_rows)
+    bag = None if ordered or len(gold_rows) == 1 else Counter(gold_rows)  # one row: its multiset is the list
 
     def matches(rows: list[tuple]) -> bool:
-        return rows == gold_rows if ordered else dict.__eq__(Counter(rows), gold_bag)
+        return rows == gold_rows if bag is None else dict.__eq__(Counter(rows), bag)
 
     if matches(predicted_rows):
         return 1.0  # the columns as given: the first order the search below would try
+    if width == 1:
+        return 0.0  # one column: the order as given is the only one
     return float(
         any(
             matches([tuple(row[i] for i in order) for row in predicted_rows])
