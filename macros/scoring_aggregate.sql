@@ -10,7 +10,7 @@
 
 {#
   Means of `value` per group of `keys`, with n and a 95% interval: Wilson when every value is 0
-  or 1, else a seeded percentile bootstrap of the mean over the values in (qid, turn) order.
+  or 1, else a seeded percentile bootstrap of the mean from how often each distinct value occurs.
   `aggregates` are further `expression as name` columns. Keys may be null (joins are null-safe).
 #}
 {% macro scoring_means(relation, keys, aggregates, seed) %}
@@ -27,15 +27,25 @@ grouped as (
     group by {{ keys | join(', ') }}
 ),
 
-{# The bootstrap needs the values themselves, in a fixed order: only for non-binary groups. #}
-continuous as (
+{# The bootstrap needs each distinct value and its count, in ascending order: only for non-binary groups. #}
+value_counts as (
     select
         {% for key in keys %}rows.{{ key }},
-        {% endfor %}list(rows.value order by rows.qid, rows.turn, rows.value) as values
+        {% endfor %}rows.value,
+        count(*) as occurrences
     from {{ relation }} as rows
     semi join (select * from grouped where not is_binary) as g
         on {% for key in keys %}rows.{{ key }} is not distinct from g.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
-    group by {% for key in keys %}rows.{{ key }}{{ ', ' if not loop.last }}{% endfor %}
+    group by {% for key in keys %}rows.{{ key }}, {% endfor %}rows.value
+),
+
+continuous as (
+    select
+        {{ keys | join(', ') }},
+        list(value order by value) as distinct_values,
+        list(occurrences order by value) as counts
+    from value_counts
+    group by {{ keys | join(', ') }}
 ),
 
 z as (select 1.959963984540054 as z),
@@ -51,7 +61,7 @@ intervals as (
                                    / (1 + z * z / n)),
                 'method': 'wilson'
             }
-            else loft_bootstrap_interval(continuous.values, {{ seed }})
+            else loft_counted_bootstrap_interval(continuous.distinct_values, continuous.counts, {{ seed }})
         end as interval
     from grouped
     left join continuous

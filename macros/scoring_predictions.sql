@@ -60,8 +60,10 @@ owed_queries as (
     select distinct task, dataset, split, qid
     from (
         select
-            task, dataset, split, qid,
+            task, dataset, split, qid
+            {%- if limit %},
             dense_rank() over (partition by task, dataset, split order by query_rank, qid) as position
+            {%- endif %}
         from {{ queries }}
         where split in ('dev', 'test')
     )

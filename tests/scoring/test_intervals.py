@@ -7,7 +7,7 @@ import math
 import pytest
 
 from loft_warehouse.scoring import intervals
-from loft_warehouse.scoring.intervals import bootstrap_interval, wilson_interval
+from loft_warehouse.scoring.intervals import bootstrap_interval, counted_bootstrap_interval, wilson_interval
 
 
 def test_wilson_matches_the_textbook_value() -> None:
@@ -42,6 +42,18 @@ def test_bootstrap_is_reproducible_and_brackets_the_mean() -> None:
     assert first.low < sum(values) / len(values) < first.high
     with pytest.raises(ValueError):
         bootstrap_interval([], seed=1)
+
+
+def test_counted_bootstrap_is_the_bootstrap_of_the_rows_it_counts() -> None:
+    values = [0.0, 0.25, 1 / 3, 0.5, 0.5, 1.0, 0.75, 0.0, 0.2]
+    distinct = sorted(set(values))
+    counts = [values.count(value) for value in distinct]
+    # what bootstrap_interval returned from the rows before the metrics aggregated counts instead
+    expected = intervals.Interval(0.19814814814814813, 0.5929166666666649, "bootstrap")
+    assert bootstrap_interval(values, seed=11) == expected
+    assert counted_bootstrap_interval(distinct, counts, seed=11) == expected
+    with pytest.raises(ValueError):
+        counted_bootstrap_interval([], [], seed=1)
 
 
 def test_many_distinct_values_fall_back_to_the_normal_approximation(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -75,7 +75,14 @@ def _method_stages(name: str) -> int:
 
 
 def _bootstrap(values: list[float], seed: int) -> dict[str, Any]:
-    interval = intervals.bootstrap_interval(values, seed)
+    return _interval(intervals.bootstrap_interval(values, seed))
+
+
+def _counted_bootstrap(distinct: list[float], counts: list[int], seed: int) -> dict[str, Any]:
+    return _interval(intervals.counted_bootstrap_interval(distinct, counts, seed))
+
+
+def _interval(interval: intervals.Interval) -> dict[str, Any]:
     return {"low": interval.low, "high": interval.high, "method": interval.method}
 
 
@@ -140,6 +147,9 @@ FUNCTIONS: dict[str, Function] = {
     "loft_assigned_matches": Function(metrics.assigned_matches, [VARCHAR_LIST, VARCHAR_LIST], BIGINT, pa.int64()),
     "loft_exec_acc": Function(_exec_acc, [VARCHAR, VARCHAR, VARCHAR, VARCHAR, BOOLEAN], EXEC_ACC, _ARROW_EXEC_ACC),
     "loft_bootstrap_interval": Function(_bootstrap, [duckdb.list_type(DOUBLE), BIGINT], INTERVAL, _ARROW_INTERVAL),
+    "loft_counted_bootstrap_interval": Function(
+        _counted_bootstrap, [duckdb.list_type(DOUBLE), duckdb.list_type(BIGINT), BIGINT], INTERVAL, _ARROW_INTERVAL
+    ),
     "loft_mcnemar_exact": Function(intervals.mcnemar_exact_p, [BIGINT, BIGINT], DOUBLE, pa.float64()),
 }
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 Z_95 = 1.959963984540054
 RESAMPLES = 2000
@@ -45,12 +46,26 @@ def bootstrap_interval(values: Sequence[float], seed: int, resamples: int = RESA
     if x.size == 0:
         raise ValueError("a bootstrap interval needs at least one observation")
     distinct, counts = np.unique(x, return_counts=True)
-    if distinct.size > MAX_DISTINCT_FOR_BOOTSTRAP:
-        half = Z_95 * x.std(ddof=1) / math.sqrt(x.size) if x.size > 1 else 0.0
-        return Interval(float(x.mean() - half), float(x.mean() + half), "normal")
+    return counted_bootstrap_interval(distinct, counts, seed, resamples)
+
+
+def counted_bootstrap_interval(
+    distinct: npt.ArrayLike, counts: npt.ArrayLike, seed: int, resamples: int = RESAMPLES
+) -> Interval:
+    """bootstrap_interval from each distinct value (ascending) and how often it occurs: what SQL
+    can aggregate without collecting or ordering a million rows."""
+    values = np.asarray(distinct, dtype=float)
+    weights = np.asarray(counts, dtype=np.int64)
+    n = int(weights.sum())
+    if n == 0:
+        raise ValueError("a bootstrap interval needs at least one observation")
+    if values.size > MAX_DISTINCT_FOR_BOOTSTRAP:
+        mean = float(weights @ values) / n
+        half = Z_95 * math.sqrt(float(weights @ (values - mean) ** 2) / (n - 1)) / math.sqrt(n) if n > 1 else 0.0
+        return Interval(mean - half, mean + half, "normal")
     rng = np.random.default_rng(seed)
-    draws = rng.multinomial(x.size, counts / x.size, size=resamples)
-    means = draws @ distinct / x.size
+    draws = rng.multinomial(n, weights / n, size=resamples)
+    means = draws @ values / n
     low, high = np.quantile(means, [0.025, 0.975])
     return Interval(float(low), float(high), "bootstrap")
 
