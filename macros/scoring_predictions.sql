@@ -357,8 +357,12 @@ from {{ rows }}
 
 
 {#
-  The predictions table: raw text, answers under parse_loft and parse_strict with their parse
-  status, and for retrieval the predicted pids.
+  The predictions, as int_predictions stores them: raw text, answers under parse_loft and
+  parse_strict with their parse status, and for retrieval the predicted pids.
+  - A list or JSON the loft rule already holds is stored once: answer_strict(_json) is NULL where
+    it equals answer_loft(_json), pred_pids_loft where it equals answer_loft, pred_pids_strict
+    where it equals pred_pids_loft (none of them is NULL otherwise for the rows that have them).
+    The predictions view (scoring_predictions_view) gives every column back.
   - Rows whose status is not 'ok' (blocked, error, skipped, missing) get empty answers and
     parse status 'not_answered'; imported answer lists get parse status 'given'.
   - pred_pids_loft: upstream drops a whole query when any turn names an ID that is not in
@@ -516,48 +520,96 @@ with_ids as (
     select checked.*, checked_ids.* exclude (row_id)
     from checked
     inner join checked_ids using (row_id)
+),
+
+predictions as (
+    select
+        answers.source,
+        answers.system,
+        answers.prompt_id,
+        answers.task,
+        answers.dataset,
+        answers.corpus_id,
+        answers.variant,
+        answers.method,
+        answers.stage,
+        answers.is_final,
+        answers.split,
+        answers.qid,
+        answers.turn,
+        answers.call_index,
+        answers.n_turns,
+        answers.status,
+        answers.is_answered,
+        answers.raw_text,
+        answers.finish_reason,
+        answers.payload,
+        coalesce(entity_titles_loft.titles, answers.answer_loft) as answer_loft,
+        coalesce(to_json(entity_titles_loft.titles)::varchar, answers.answer_loft_json) as answer_loft_json,
+        answers.parse_status_loft,
+        answers.parse_detail_loft,
+        coalesce(entity_titles_strict.titles, answers.answer_strict) as answer_strict,
+        coalesce(to_json(entity_titles_strict.titles)::varchar, answers.answer_strict_json) as answer_strict_json,
+        answers.parse_status_strict,
+        answers.parse_detail_strict,
+        answers.answer_payload_strict,
+        answers.gold_loft,
+        answers.id_space,
+        case when answers.query_dropped_loft then []::varchar[] else answers.pids_loft end as pred_pids_loft,
+        answers.pids_strict as pred_pids_strict,
+        answers.unknown_ids_loft,
+        answers.unknown_ids_strict,
+        answers.query_dropped_loft,
+        answers.import_file,
+        answers.import_line
+    from with_ids as answers
+    left join entity_titles_loft using (row_id)
+    left join entity_titles_strict using (row_id)
+),
+
+final as (
+    select
+        * replace (
+            case when answer_strict is distinct from answer_loft then answer_strict end as answer_strict,
+            case when answer_strict_json is distinct from answer_loft_json then answer_strict_json end
+                as answer_strict_json,
+            case when pred_pids_loft is distinct from answer_loft then pred_pids_loft end as pred_pids_loft,
+            case when pred_pids_strict is distinct from pred_pids_loft then pred_pids_strict end as pred_pids_strict
+        )
+    from predictions
 )
 
-select
-    answers.source,
-    answers.system,
-    answers.prompt_id,
-    answers.task,
-    answers.dataset,
-    answers.corpus_id,
-    answers.variant,
-    answers.method,
-    answers.stage,
-    answers.is_final,
-    answers.split,
-    answers.qid,
-    answers.turn,
-    answers.call_index,
-    answers.n_turns,
-    answers.status,
-    answers.is_answered,
-    answers.raw_text,
-    answers.finish_reason,
-    answers.payload,
-    coalesce(entity_titles_loft.titles, answers.answer_loft) as answer_loft,
-    coalesce(to_json(entity_titles_loft.titles)::varchar, answers.answer_loft_json) as answer_loft_json,
-    answers.parse_status_loft,
-    answers.parse_detail_loft,
-    coalesce(entity_titles_strict.titles, answers.answer_strict) as answer_strict,
-    coalesce(to_json(entity_titles_strict.titles)::varchar, answers.answer_strict_json) as answer_strict_json,
-    answers.parse_status_strict,
-    answers.parse_detail_strict,
-    answers.answer_payload_strict,
-    answers.gold_loft,
-    answers.id_space,
-    case when answers.query_dropped_loft then []::varchar[] else answers.pids_loft end as pred_pids_loft,
-    answers.pids_strict as pred_pids_strict,
-    answers.unknown_ids_loft,
-    answers.unknown_ids_strict,
-    answers.query_dropped_loft,
-    answers.import_file,
-    answers.import_line
-from with_ids as answers
-left join entity_titles_loft using (row_id)
-left join entity_titles_strict using (row_id)
+select * from final
+{% endmacro %}
+
+
+{#
+  predictions: int_predictions with the lists it stores once given back to every column.
+  pred_pids_* exist for retrieval rows only (NULL otherwise).
+#}
+{% macro scoring_predictions_view(stored=none) %}
+{%- set stored = stored or loft_view_ref('int_predictions') -%}
+with
+
+stored as (
+    select * from {{ stored }}
+),
+
+loft_pids as (
+    select
+        * replace (case when task = 'retrieval' then coalesce(pred_pids_loft, answer_loft) end as pred_pids_loft)
+    from stored
+),
+
+final as (
+    select
+        * replace (
+            coalesce(answer_strict, answer_loft) as answer_strict,
+            coalesce(answer_strict_json, answer_loft_json) as answer_strict_json,
+            case when task = 'retrieval' then coalesce(pred_pids_strict, pred_pids_loft) end as pred_pids_strict
+        )
+    from loft_pids
+)
+
+select * from final
 {% endmacro %}

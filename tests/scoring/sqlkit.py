@@ -222,7 +222,7 @@ def insert(con: duckdb.DuckDBPyConnection, table: str, rows: Iterable[Mapping[st
 
 
 # Scoring models dbt materialises as views.
-VIEWS = {"int_scored_queries", "int_prediction_rows", "int_parsed_answers", "scores"}
+VIEWS = {"int_scored_queries", "int_prediction_rows", "int_parsed_answers", "predictions", "scores"}
 
 
 def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", limit: str = "") -> dict[str, float]:
@@ -247,9 +247,10 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", lim
         ),
         ("int_parsed_answers", m.scoring_parsed_answers(rows="int_prediction_rows")),
         (
-            "predictions",
+            "int_predictions",
             m.scoring_predictions(parsed="int_parsed_answers", prompt_doc_ids="prompt_doc_ids", corpus="corpus"),
         ),
+        ("predictions", m.scoring_predictions_view(stored="int_predictions")),
         (
             "int_turn_scores",
             m.scoring_turn_scores(

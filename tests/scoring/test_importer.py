@@ -232,6 +232,14 @@ def test_pids_of_an_answer_file_without_a_corpus_are_scored_as_given_under_stric
         ("q1", ["d1", "d9", "d1"], ["d1", "d9"], [], [], False),
         ("q2", ["d7", "d2"], ["d7", "d2"], [], [], False),
     ]
+    stored = s.con.sql(
+        "select qid, answer_strict, answer_strict_json, pred_pids_loft, pred_pids_strict from int_predictions "
+        "order by qid"
+    ).fetchall()
+    assert stored == [  # a list the loft rule already holds is stored once (NULL); the view gives it back
+        ("q1", None, None, ["d1", "d9", "d1"], ["d1", "d9"]),
+        ("q2", None, None, None, None),
+    ]
     assert s.scores("q1", system="other")["recall@1_strict"] == 1.0
     assert s.scores("q2", system="other")["recall@1_strict"] == 0.0
     assert s.scores("q2", system="other")["recall@2_strict"] == 1.0

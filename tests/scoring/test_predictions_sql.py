@@ -72,3 +72,29 @@ def test_non_retrieval_rows_have_no_pid_lists(scenario: Scenario) -> None:
         "select pred_pids_loft, pred_pids_strict, answer_loft_json from predictions where qid = 'r1'"
     ).fetchone()
     assert row == (None, None, '["Paris"]')
+
+
+def test_strict_lists_are_stored_only_where_they_differ_from_the_loft_ones() -> None:
+    s = Scenario()
+    s.respond(s.query("retrieval", "nq", "differ", ["p2"]), "['1']\nFinal Answer: ['2']")
+    s.respond(s.query("retrieval", "nq", "same", ["p1"]), "Final Answer: ['1', '1']")
+    s.respond(s.query("rag", "nq", "rag", ["Paris"]), "Final Answer: ['Paris']")
+    s.build()
+    stored = s.con.sql(
+        "select qid, answer_strict, answer_strict_json, pred_pids_loft, pred_pids_strict from int_predictions "
+        "order by qid"
+    ).fetchall()
+    assert stored == [
+        ("differ", ["2"], '["2"]', ["p1"], ["p2"]),
+        ("rag", None, None, None, None),
+        ("same", None, None, ["p1", "p1"], ["p1"]),
+    ]
+    shown = s.con.sql(
+        "select qid, answer_loft, answer_strict, answer_strict_json, pred_pids_loft, pred_pids_strict "
+        "from predictions order by qid"
+    ).fetchall()
+    assert shown == [
+        ("differ", ["1"], ["2"], '["2"]', ["p1"], ["p2"]),
+        ("rag", ["Paris"], ["Paris"], '["Paris"]', None, None),
+        ("same", ["1", "1"], ["1", "1"], '["1", "1"]', ["p1", "p1"], ["p1"]),
+    ]

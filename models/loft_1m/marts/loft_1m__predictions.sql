@@ -1,1 +1,1 @@
-{{ scoring_predictions() }}
+{{ scoring_predictions_view() }}
