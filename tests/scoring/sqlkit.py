@@ -390,6 +390,12 @@ class Scenario:
         build(self.con, seed=seed, limit=limit)
         return self.con
 
+    def stored_lists(self) -> list[tuple[Any, ...]]:
+        """(qid, answer_strict, answer_strict_json, pred_pids_loft, pred_pids_strict) as int_predictions
+        stores them (NULL where the loft rule's list is the same), by qid."""
+        query = "select qid, answer_strict, answer_strict_json, pred_pids_loft, pred_pids_strict from int_predictions"
+        return self.con.sql(query + " order by qid").fetchall()
+
     def scores(self, qid: str, system: str = "sys") -> dict[str, float]:
         """metric_name -> value of one query's turn rows (the last turn for conversations)."""
         rows = self.con.execute(

@@ -232,10 +232,7 @@ def test_pids_of_an_answer_file_without_a_corpus_are_scored_as_given_under_stric
         ("q1", ["d1", "d9", "d1"], ["d1", "d9"], [], [], False),
         ("q2", ["d7", "d2"], ["d7", "d2"], [], [], False),
     ]
-    stored = s.con.sql(
-        "select qid, answer_strict, answer_strict_json, pred_pids_loft, pred_pids_strict from int_predictions "
-        "order by qid"
-    ).fetchall()
+    stored = s.stored_lists()
     assert stored == [  # a list the loft rule already holds is stored once (NULL); the view gives it back
         ("q1", None, None, ["d1", "d9", "d1"], ["d1", "d9"]),
         ("q2", None, None, None, None),

@@ -80,10 +80,7 @@ def test_strict_lists_are_stored_only_where_they_differ_from_the_loft_ones() -> 
     s.respond(s.query("retrieval", "nq", "same", ["p1"]), "Final Answer: ['1', '1']")
     s.respond(s.query("rag", "nq", "rag", ["Paris"]), "Final Answer: ['Paris']")
     s.build()
-    stored = s.con.sql(
-        "select qid, answer_strict, answer_strict_json, pred_pids_loft, pred_pids_strict from int_predictions "
-        "order by qid"
-    ).fetchall()
+    stored = s.stored_lists()
     assert stored == [
         ("differ", ["2"], '["2"]', ["p1"], ["p2"]),
         ("rag", None, None, None, None),
