@@ -42,10 +42,7 @@ def wilson_interval(successes: float, n: int, z: float = Z_95) -> Interval:
 
 def bootstrap_interval(values: Sequence[float], seed: int, resamples: int = RESAMPLES) -> Interval:
     """Percentile bootstrap interval of the mean, reproducible for a given seed."""
-    x = np.asarray(values, dtype=float)
-    if x.size == 0:
-        raise ValueError("a bootstrap interval needs at least one observation")
-    distinct, counts = np.unique(x, return_counts=True)
+    distinct, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
     return counted_bootstrap_interval(distinct, counts, seed, resamples)
 
 
