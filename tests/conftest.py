@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -22,8 +23,11 @@ DBT = str(Path(sys.executable).with_name("dbt"))
 # Tests change warehouse files between dbt runs, so every dbt the tests start builds in place;
 # tests/spine/test_publish.py covers the publishing a user's build does.
 os.environ["LOFT_BUILD_IN_PLACE"] = "1"
-# One gold SQL cache for the session (filled by its first build), not the developer's.
-os.environ["LOFT_CACHE_DIR"] = tempfile.mkdtemp(prefix="loft-test-cache-")
+# One gold SQL cache for the session (filled by its first build), not the developer's; removed
+# when the session's process exits.
+SESSION_CACHE = tempfile.mkdtemp(prefix="loft-test-cache-")
+os.environ["LOFT_CACHE_DIR"] = SESSION_CACHE
+atexit.register(shutil.rmtree, SESSION_CACHE, ignore_errors=True)
 
 
 def run_dbt(

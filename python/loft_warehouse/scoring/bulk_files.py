@@ -40,8 +40,9 @@ _CONTROL_ESCAPE = r"\\[bfnrt]|\\u00[01][0-9a-fA-F]"
 
 
 def _blank(expr: str) -> str:
-    """str.strip() of expr is empty (cheap for a line that starts and ends with a visible ASCII)."""
-    return f"(not (ord({expr}) between 33 and 127) and trim({expr}, $ws) = '')"
+    """str.strip() of expr is empty. A case, not an and: DuckDB evaluates both sides of an and, so
+    the trim would run on every line, not only on those that start with no visible ASCII."""
+    return f"(case when ord({expr}) between 33 and 127 then false else trim({expr}, $ws) = '' end)"
 
 
 def _python_strip(expr: str) -> str:
