@@ -285,14 +285,18 @@ def _answer_file_frame(
             db_name as db_id,
             {"sql_query ->> '$'" if sql else "null::varchar"} as gold_sql,
             $split as release_split,
-            row_number() over (order by line) - 1 as query_rank,
             $file as source_file,
             line as source_row
         from base
-        order by line
         """,
         {"task": task, "dataset": dataset, "split": split, "file": str(path), "ws": PYTHON_WHITESPACE},
     ).pl()
+    # Ordered here, not by an ORDER BY or a window over line, which made DuckDB hold the whole
+    # result a second time (1M retrieval queries: 1,566 MiB peak instead of 998). DuckDB keeps
+    # insertion order, so the sort is only a safeguard.
+    if not frame["source_row"].is_sorted():
+        frame = frame.sort("source_row")
+    frame = frame.with_columns(query_rank=pl.int_range(pl.len()))
     return frame.select([pl.col(name).cast(kind) for name, kind in schema.items()])
 
 
