@@ -358,8 +358,7 @@ def _prediction_frame(
         )
         select
             last_lines.qid_text as qid, last_lines.line, last_lines.first_line,
-            records.num_turns::bigint as num_turns, records.model_outputs as outputs,
-            json_array_length(records.model_outputs) as n_outputs
+            records.num_turns::bigint as num_turns, json_array_length(records.model_outputs) as n_outputs
         from last_lines
         inner join records using (line);
 
@@ -394,30 +393,46 @@ def _prediction_frame(
     stray, truncated, refused, unanswered, answered = counts
     if refused or not answered:
         return None
+    # Each scored turn once, in file order, with the strings the SQL renders and, only where it
+    # cannot, the line's text for Python. Then nothing else is needed: the fetch below reads
+    # this table alone, in insertion order, with every other table dropped.
     con.execute(
-        """
-        create temp table turns as
-        select *, outputs -> turn as output
-        from (select *, unnest(generate_series(0, scored - 1)) as turn from matched)
-        """
-    )
-    non_lists = con.execute("select count(*) from turns where json_type(output) <> 'ARRAY'").fetchone()
-    if non_lists is None or non_lists[0]:
-        return None
-    frame = con.execute(
         f"""
-        with typed as (
+        create temp table turns as
+        with expanded as (
+            select
+                matched.line, matched.first_line, matched.query_qid, matched.expected, matched.turn,
+                records.text, records.model_outputs -> matched.turn as output
+            from (select *, unnest(generate_series(0, scored - 1)) as turn from matched) as matched
+            inner join records using (line)
+        ),
+        typed as (
             select
                 *,
                 case when {_all("output", "VARCHAR")} and not {_has_control("output")}
                      then {_strings("output")} end as strings
+            from expanded
+        )
+        select
+            line, first_line, query_qid, expected, turn, json_type(output) as output_type, strings,
+            case when strings is null then text end as text
+        from typed
+        order by first_line, turn;
+
+        drop table records;
+        drop table chosen;
+        drop table matched;
+        drop table known;
+        """
+    )
+    non_lists = con.execute("select count(*) from turns where output_type <> 'ARRAY'").fetchone()
+    if non_lists is None or non_lists[0]:
+        return None
+    frame = con.execute(
+        f"""
+        with rendered as (
+            select *, case when strings is null then py_turn(text, turn) end as from_python
             from turns
-        ),
-        rendered as (
-            -- Only a turn the SQL cannot render reads its line's text again, for Python.
-            select typed.*, case when typed.strings is null then py_turn(records.text, typed.turn) end as from_python
-            from typed
-            left join records on records.line = case when typed.strings is null then typed.line end
         )
         select
             query_qid as qid,
@@ -429,12 +444,18 @@ def _prediction_frame(
             null::varchar as gold_loft,
             'pid' as id_space,
             $file as import_file,
-            line as import_line
+            line as import_line,
+            first_line
         from rendered
-        order by first_line, turn
         """,
         {"file": str(path)},
     ).pl()
+    # DuckDB keeps insertion order, so this sort is only a safeguard; an ORDER BY here made DuckDB
+    # hold the whole result twice.
+    later_line = pl.col("first_line").diff() > 0
+    later_turn = (pl.col("first_line").diff() == 0) & (pl.col("turn").diff() > 0)
+    if not frame.select((later_line | later_turn).all()).item():
+        frame = frame.sort("first_line", "turn")
     summary = {
         "lines": valid[0],
         "duplicates": valid[0] - answered - stray,
