@@ -1,5 +1,6 @@
 """Seeded random answer and prediction files, from plain to hostile, read by the column-wise reader
-and by the Python reader: the two give the same frames and summary, or fail with the same message.
+and by the Python reader (test_bulk_files._both): the two give the same frames and summary, or fail
+with the same message.
 
 The hand-written cases in test_bulk_files.py pin known traps; these files mix them (padding,
 Unicode whitespace, escapes, surrogates, huge numbers, nested values, duplicate and stray qids,
@@ -13,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from polars.testing import assert_frame_equal
 
 from loft_warehouse.scoring import bulk_files
-from loft_warehouse.scoring.upstream_files import QUERY_SCHEMA, TASK_TYPES, answer_file_queries, prediction_rows
+from loft_warehouse.scoring.upstream_files import QUERY_SCHEMA, TASK_TYPES, answer_file_queries
+from tests.scoring.test_bulk_files import _both
 
 # One character each: whitespace Python strips and SQL does not, line breaks, control characters,
 # lone surrogates (written with surrogatepass), an astral character and brackets.
@@ -102,14 +103,6 @@ class Generator:
         return self.dumps(record)
 
 
-def _read(answers: Path, predictions: Path, task_type: str) -> Any:
-    try:
-        queries = answer_file_queries(answers, task_type, "bench", "test")
-        return queries, *prediction_rows(predictions, queries, task_type=task_type)
-    except Exception as exc:  # the two readers must fail alike
-        return f"{type(exc).__name__}: {exc}"
-
-
 def _files(seed: int, folder: Path) -> tuple[Path, Path, str]:
     """The answer file, prediction file and task type of one seed, written into folder."""
     generator = Generator(seed)
@@ -128,17 +121,7 @@ def _files(seed: int, folder: Path) -> tuple[Path, Path, str]:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_files_read_as_python_reads_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     answers, predictions, task_type = _files(seed, tmp_path)
-    fast = _read(answers, predictions, task_type)
-    with monkeypatch.context() as patch:
-        patch.setattr(bulk_files, "answer_file_frame", lambda *args: None)
-        patch.setattr(bulk_files, "prediction_frame", lambda *args: None)
-        slow = _read(answers, predictions, task_type)
-    if isinstance(fast, str) or isinstance(slow, str):
-        assert fast == slow
-    else:
-        assert_frame_equal(fast[0], slow[0])
-        assert_frame_equal(fast[1], slow[1])
-        assert fast[2] == slow[2]
+    _both(monkeypatch, answers, predictions, task_type)
 
 
 def test_the_random_files_take_the_fast_path_often(tmp_path: Path) -> None:

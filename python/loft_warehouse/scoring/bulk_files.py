@@ -401,9 +401,9 @@ def _prediction_frame(
         create temp table turns as
         with expanded as (
             select
-                matched.line, matched.first_line, matched.query_qid, matched.expected, matched.turn,
-                records.text, records.model_outputs -> matched.turn as output
-            from (select *, unnest(generate_series(0, scored - 1)) as turn from matched) as matched
+                scored_turns.line, scored_turns.first_line, scored_turns.query_qid, scored_turns.expected,
+                scored_turns.turn, records.text, records.model_outputs -> scored_turns.turn as output
+            from (select *, unnest(generate_series(0, scored - 1)) as turn from matched) as scored_turns
             inner join records using (line)
         ),
         typed as (
