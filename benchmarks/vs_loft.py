@@ -275,7 +275,12 @@ def warehouse_scoring(folder: Path, task_type: str) -> dict[str, float]:
     from tests.scoring import sqlkit
 
     from loft_warehouse import settings
-    from loft_warehouse.scoring.importer import imported_frame, imported_queries, land, write_landed_queries
+    from loft_warehouse.scoring.importer import (
+        imported_queries_relation,
+        imported_relation,
+        land,
+        write_landed_queries,
+    )
     from loft_warehouse.scoring.upstream_files import answer_file_queries
 
     clock = time.perf_counter()
@@ -298,12 +303,15 @@ def warehouse_scoring(folder: Path, task_type: str) -> dict[str, float]:
     land(folder / "preds.jsonl", queries, system="bench", size="128k", task_type=task_type, dataset="bench",
          directory=landing)  # fmt: skip
     phase("prediction file")
+    # As `loft import-predictions` and a later dbt build: the answer file's frame is not held
+    # while the models build.
+    del queries
     # A database file, as dbt builds: its tables are compressed and spill instead of growing RSS,
     # under $LOFT_DUCKDB_MEMORY_LIMIT when set, as the dbt plugin applies it.
     con = settings.limit_memory(sqlkit.connect(str(landing / "scoring.duckdb")))
-    con.register("landed_queries", imported_queries(landing, "128k").to_arrow())
+    con.register("landed_queries", imported_queries_relation(con, landing, "128k"))
     con.execute("insert into imported_queries by name select * from landed_queries")
-    con.register("landed", imported_frame(landing, "128k", queries).to_arrow())
+    con.register("landed", imported_relation(con, landing, "128k", con.table("imported_queries")))
     con.execute("insert into imports by name select * from landed")
     phase("imported models")
     for name, seconds in sqlkit.build(con).items():

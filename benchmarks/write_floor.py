@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from loft_warehouse.scoring.importer import imported_frame, imported_queries
+from loft_warehouse.scoring.importer import imported_queries_relation, imported_relation
 
 
 def _kinds(table: pa.Table) -> dict[str, list[str]]:
@@ -64,7 +64,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     landing = args.folder / "warehouse"
-    frame = imported_frame(landing, args.size, imported_queries(landing, args.size)).to_arrow()
+    with duckdb.connect() as con:
+        queries = imported_queries_relation(con, landing, args.size)
+        frame = imported_relation(con, landing, args.size, queries).to_arrow_table()
     if frame.num_rows == 0:
         print(f"nothing landed under {landing / args.size}: run vs_loft.py --warehouse-scoring on the set first")
         return 1

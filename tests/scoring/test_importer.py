@@ -14,7 +14,7 @@ import pytest
 from loft_warehouse.cli import main
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.prompts.store import prompt_id
-from loft_warehouse.scoring.importer import imported_frame, land
+from loft_warehouse.scoring.importer import IMPORTED_SCHEMA, imported_frame, land
 from loft_warehouse.scoring.upstream_files import SCORED_QUERY_SCHEMA, answer_file_queries
 from tests.scoring.sqlkit import Scenario, insert
 
@@ -174,13 +174,37 @@ def test_imported_frame_adds_unanswered_queries(tmp_path: Path) -> None:
     ]
     keys = frame.select("task", "dataset", "corpus_id", "variant", "qid", "turn").rows()
     assert frame["prompt_id"].to_list() == [prompt_id(*key) for key in keys]  # built in bulk, same key
-    assert imported_frame(tmp_path / "nothing", "128k", QUERIES).height == 0
+    assert frame.schema == pl.Schema(IMPORTED_SCHEMA)
+    nothing = imported_frame(tmp_path / "nothing", "128k", QUERIES)
+    assert (nothing.height, nothing.schema) == (0, pl.Schema(IMPORTED_SCHEMA))
+
+
+def test_each_landed_file_gets_its_own_missing_rows(tmp_path: Path) -> None:
+    _land(tmp_path, [line("t1", [["doc1"]])])
+    _land(tmp_path, [line("t2", [["doc2"]])], system="other")
+    _land(tmp_path, [line("c1", [["a"], ["b"]])], dataset="topiocqa", system="other")
+    frame = imported_frame(tmp_path / "imports", "128k", QUERIES)
+    rows = frame.select("system", "dataset", "qid", "turn", "status", "import_line").sort(pl.all()).rows()
+    assert rows == [
+        ("gemini-upstream", "arguana", "t1", 0, "ok", 1),
+        ("gemini-upstream", "arguana", "t2", 0, "missing", None),
+        ("gemini-upstream", "arguana", "t3", 0, "missing", None),
+        ("other", "arguana", "t1", 0, "missing", None),
+        ("other", "arguana", "t2", 0, "ok", 1),
+        ("other", "arguana", "t3", 0, "missing", None),
+        ("other", "topiocqa", "c1", 0, "ok", 1),
+        ("other", "topiocqa", "c1", 1, "ok", 1),
+    ]
+    assert set(frame.filter(pl.col("status") == "missing")["import_file"]) == {str(tmp_path / "preds.jsonl")}
 
 
 def test_a_qid_gone_from_the_warehouse_stops_the_build(tmp_path: Path) -> None:
-    _land(tmp_path, [line("t1", [["a"]]), line("t2", [["a"]])])
-    with pytest.raises(BadInputError, match=r"preds.jsonl:2: qid 't2' \(turn 0\) is not a test query"):
-        imported_frame(tmp_path / "imports", "128k", QUERIES.filter(pl.col("qid") != "t2"))
+    _land(tmp_path, [line("t1", [["a"]]), line("t3", [["a"]]), line("t2", [["a"]])], system="b-second")
+    _land(tmp_path, [line("t1", [["a"]]), line("t2", [["a"]]), line("t3", [["a"]])], system="a-first")
+    gone = QUERIES.filter(~pl.col("qid").is_in(["t2", "t3"]))
+    # The first file in name order, its first line in file order.
+    with pytest.raises(BadInputError, match=r"preds.jsonl:2: qid 't2' \(turn 0\) is not a test query.*a-first__"):
+        imported_frame(tmp_path / "imports", "128k", gone)
 
 
 def test_imported_predictions_are_scored_like_runs(tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
 """Prediction files landed with `loft import-predictions` for this size, checked against its queries."""
 
-from loft_warehouse.scoring.importer import frame_for_model
+from loft_warehouse.scoring.importer import relation_for_model
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    return frame_for_model(dbt, dbt.ref("loft_1m__int_scored_queries"))
+    return relation_for_model(dbt, session, dbt.ref("loft_1m__int_scored_queries"))

@@ -177,71 +177,122 @@ def land(
     return write_landed(frame.select(list(LANDED_SCHEMA)), size, directory), summary
 
 
-def imported_queries(directory: Path, size: str) -> pl.DataFrame:
-    """Every answer file landed for one size (int_imported_queries)."""
-    files = sorted((directory / size / "queries").glob("*.parquet"))
-    frames = [pl.read_parquet(file) for file in files]
-    return pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema=SCORED_QUERY_SCHEMA)
+def _landed_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+
+
+def _sql_list(files: list[Path]) -> str:
+    return "[" + ", ".join("'" + str(file).replace("'", "''") + "'" for file in files) + "]"
+
+
+def _empty(con: duckdb.DuckDBPyConnection, schema: dict[str, Any]) -> duckdb.DuckDBPyRelation:
+    return con.from_arrow(pl.DataFrame(schema=schema).to_arrow())
+
+
+def imported_queries_relation(con: duckdb.DuckDBPyConnection, directory: Path, size: str) -> duckdb.DuckDBPyRelation:
+    """Every answer file landed for one size (int_imported_queries), read by DuckDB from the
+    parquet files, so a dbt model stores it without a copy in Python."""
+    files = _landed_files(directory / size / "queries")
+    if not files:
+        return _empty(con, SCORED_QUERY_SCHEMA)
+    return con.sql(f"select * from read_parquet({_sql_list(files)})")
+
+
+# The landed rows checked against the scored queries (view scored_queries_for_import), and
+# the queries a landed file does not answer as 'missing' rows, in IMPORTED_SCHEMA.
+_IMPORTED_SQL = """
+with
+
+landed as (
+    select * from read_parquet({files}, filename = 'landed_file', file_row_number = true)
+),
+
+landings as (
+    select landed_file, system, task, dataset, split, variant, arg_min(import_file, file_row_number) as import_file
+    from landed
+    group by all
+),
+
+answered as (
+    select
+        landed.system, landed.task, landed.dataset, queries.corpus_id, landed.variant, landed.split, landed.qid,
+        landed.turn, landed.n_turns, 'ok' as status, landed.raw_text, landed.given_answers,
+        landed.given_answers_json, landed.gold_loft, landed.id_space, landed.import_file, landed.import_line
+    from landed
+    inner join scored_queries_for_import as queries using (task, dataset, split, qid, turn)
+),
+
+missing as (
+    select
+        landings.system, queries.task, queries.dataset, queries.corpus_id, landings.variant, queries.split,
+        queries.qid, queries.turn, queries.n_turns, 'missing' as status, null::varchar as raw_text,
+        null::varchar[] as given_answers, null::varchar as given_answers_json, null::varchar as gold_loft,
+        'pid' as id_space, landings.import_file, null::bigint as import_line
+    from landings
+    inner join scored_queries_for_import as queries using (task, dataset, split)
+    anti join landed on landed.landed_file = landings.landed_file and landed.qid = queries.qid
+),
+
+final as (
+    select
+        system,
+        task || '/' || dataset || '/' || corpus_id || '/' || variant || '/' || qid || '/' || turn as prompt_id,
+        task, dataset, corpus_id, variant, 'cic' as method, 1::bigint as stage, split, qid, turn,
+        0::bigint as call_index, n_turns, status, raw_text, given_answers, given_answers_json, gold_loft,
+        id_space, import_file, import_line
+    from (select * from answered union all select * from missing)
+)
+
+select * from final
+"""
+
+
+def imported_relation(
+    con: duckdb.DuckDBPyConnection, directory: Path, size: str, queries: duckdb.DuckDBPyRelation
+) -> duckdb.DuckDBPyRelation:
+    """Every landed import of one size, checked against its queries, unanswered queries added
+    (IMPORTED_SCHEMA), read by DuckDB from the parquet files: a million imported rows reach the
+    table without passing through Python.
+
+    `queries` needs task, dataset, corpus_id, split, qid, turn, n_turns (int_scored_queries).
+    A landed qid (turn) that is not one of them raises BadInputError naming the prediction file
+    and line (the first such row, in file order)."""
+    files = _landed_files(directory / size)
+    if not files:
+        return _empty(con, IMPORTED_SCHEMA)
+    con.register("scored_queries_for_import", queries)
+    unknown = con.execute(
+        f"""
+        select landed.import_file, landed.import_line, landed.qid, landed.turn, landed.task, landed.dataset,
+            landed.split, landed.landed_file
+        from read_parquet({_sql_list(files)}, filename = 'landed_file', file_row_number = true) as landed
+        anti join scored_queries_for_import using (task, dataset, split, qid, turn)
+        order by landed.landed_file, landed.file_row_number
+        limit 1
+        """
+    ).fetchone()
+    if unknown is not None:
+        file, line, qid, turn, task, dataset, split, landed_file = unknown
+        problem = f"qid {qid!r} (turn {turn}) is not a {split} query of {task}/{dataset} at {size}"
+        raise BadInputError(file, line, f"{problem} (landed in {landed_file})")
+    return con.sql(_IMPORTED_SQL.format(files=_sql_list(files)))
 
 
 def imported_frame(directory: Path, size: str, queries: pl.DataFrame) -> pl.DataFrame:
-    """Every landed import of one size, checked against its queries, unanswered queries added.
-
-    `queries` needs task, dataset, corpus_id, split, qid, turn, n_turns (int_scored_queries)."""
-    files = sorted((directory / size).glob("*.parquet")) if (directory / size).is_dir() else []
-    if not files:
-        return pl.DataFrame(schema=IMPORTED_SCHEMA)
-    frames = []
-    known = queries.select("task", "dataset", "corpus_id", "split", "qid", "turn", "n_turns")
-    for file in files:
-        landed = pl.read_parquet(file)
-        first = landed.row(0, named=True)
-        scope = known.filter(
-            (pl.col("task") == first["task"])
-            & (pl.col("dataset") == first["dataset"])
-            & (pl.col("split") == first["split"])
-        )
-        checked = landed.join(scope.select("qid", "turn", "corpus_id"), on=["qid", "turn"], how="left")
-        unknown = checked.filter(pl.col("corpus_id").is_null())
-        if unknown.height:
-            bad = unknown.row(0, named=True)
-            problem = (
-                f"qid {bad['qid']!r} (turn {bad['turn']}) is not a {first['split']} query of "
-                f"{first['task']}/{first['dataset']} at {size}"
-            )
-            raise BadInputError(bad["import_file"], bad["import_line"], f"{problem} (landed in {file})")
-        answered = checked.with_columns(status=pl.lit("ok"))
-        missing = scope.join(landed.select("qid").unique(), on="qid", how="anti").with_columns(
-            system=pl.lit(first["system"]),
-            variant=pl.lit(first["variant"]),
-            status=pl.lit("missing"),
-            raw_text=pl.lit(None, pl.String),
-            given_answers=pl.lit(None, pl.List(pl.String)),
-            given_answers_json=pl.lit(None, pl.String),
-            gold_loft=pl.lit(None, pl.String),
-            id_space=pl.lit("pid"),
-            import_file=pl.lit(first["import_file"]),
-            import_line=pl.lit(None, pl.Int64),
-        )
-        frames.append(pl.concat([answered, missing], how="diagonal_relaxed"))
-    combined = pl.concat(frames, how="diagonal_relaxed")
-    # prompt_id(task, dataset, corpus_id, variant, qid, turn) of LOFT's one-call prompt, in bulk.
-    key = pl.concat_str([pl.col(c).cast(pl.String) for c in ("task", "dataset", "corpus_id", "variant", "qid", "turn")],
-                        separator="/")  # fmt: skip
-    return combined.with_columns(prompt_id=key, method=pl.lit("cic"), stage=pl.lit(1), call_index=pl.lit(0)).select(
-        [pl.col(name).cast(kind) for name, kind in IMPORTED_SCHEMA.items()]
-    )
+    """imported_relation as a polars frame, for callers outside dbt (tests, benchmarks)."""
+    with duckdb.connect() as con:
+        con.register("queries_frame", queries.to_arrow())
+        return imported_relation(con, directory, size, con.table("queries_frame")).pl()
 
 
-def frame_for_model(dbt: Any, queries: Any) -> pl.DataFrame:
+def relation_for_model(dbt: Any, session: duckdb.DuckDBPyConnection, queries: duckdb.DuckDBPyRelation) -> Any:
     """Body of the int_imported_predictions dbt model of a size."""
-    size = settings.size_of_schema(dbt.this.schema)
-    return imported_frame(imports_dir(), size, queries.pl())
+    return imported_relation(session, imports_dir(), settings.size_of_schema(dbt.this.schema), queries)
 
 
-def queries_for_model(dbt: Any) -> pl.DataFrame:
+def queries_for_model(dbt: Any, session: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
     """Body of the int_imported_queries dbt model of a size."""
-    return imported_queries(imports_dir(), settings.size_of_schema(dbt.this.schema))
+    return imported_queries_relation(session, imports_dir(), settings.size_of_schema(dbt.this.schema))
 
 
 def finish_landing(target: Path, source: str, size: str, build: bool) -> int:
@@ -280,7 +331,9 @@ def add_landing_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _run(args: argparse.Namespace) -> int:
+def _land_from_args(args: argparse.Namespace) -> Path:
+    """Read and land the file the arguments name; the queries frame dies with this call, so a
+    --build that follows does not hold it."""
     from loft_warehouse.prompts.export import default_database
 
     task, _ = TASK_TYPES[args.task]
@@ -312,7 +365,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.queries:
         print(f"landed {args.queries} as {write_landed_queries(queries, args.size, directory)}")
     print(summary.line(Path(args.file)))
-    return finish_landing(target, args.file, args.size, args.build)
+    return target
+
+
+def _run(args: argparse.Namespace) -> int:
+    return finish_landing(_land_from_args(args), args.file, args.size, args.build)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
