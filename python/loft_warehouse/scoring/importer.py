@@ -185,6 +185,12 @@ def _sql_list(files: list[Path]) -> str:
     return "[" + ", ".join("'" + str(file).replace("'", "''") + "'" for file in files) + "]"
 
 
+def _landed_rows(files: list[Path]) -> str:
+    """The rows of landed prediction files, each with its file (landed_file) and its position in
+    it (file_row_number): the check and the relation read them the same way."""
+    return f"read_parquet({_sql_list(files)}, filename = 'landed_file', file_row_number = true)"
+
+
 def _empty(con: duckdb.DuckDBPyConnection, schema: dict[str, Any]) -> duckdb.DuckDBPyRelation:
     return con.from_arrow(pl.DataFrame(schema=schema).to_arrow())
 
@@ -204,7 +210,7 @@ _IMPORTED_SQL = """
 with
 
 landed as (
-    select * from read_parquet({files}, filename = 'landed_file', file_row_number = true)
+    select * from {landed}
 ),
 
 landings as (
@@ -265,7 +271,7 @@ def imported_relation(
         f"""
         select landed.import_file, landed.import_line, landed.qid, landed.turn, landed.task, landed.dataset,
             landed.split, landed.landed_file
-        from read_parquet({_sql_list(files)}, filename = 'landed_file', file_row_number = true) as landed
+        from {_landed_rows(files)} as landed
         anti join scored_queries_for_import using (task, dataset, split, qid, turn)
         order by landed.landed_file, landed.file_row_number
         limit 1
@@ -275,17 +281,19 @@ def imported_relation(
         file, line, qid, turn, task, dataset, split, landed_file = unknown
         problem = f"qid {qid!r} (turn {turn}) is not a {split} query of {task}/{dataset} at {size}"
         raise BadInputError(file, line, f"{problem} (landed in {landed_file})")
-    return con.sql(_IMPORTED_SQL.format(files=_sql_list(files)))
+    return con.sql(_IMPORTED_SQL.format(landed=_landed_rows(files)))
 
 
 def imported_frame(directory: Path, size: str, queries: pl.DataFrame) -> pl.DataFrame:
-    """imported_relation as a polars frame, for callers outside dbt (tests, benchmarks)."""
+    """imported_relation as a polars frame, for callers outside dbt (the tests)."""
     with duckdb.connect() as con:
         con.register("queries_frame", queries.to_arrow())
         return imported_relation(con, directory, size, con.table("queries_frame")).pl()
 
 
-def relation_for_model(dbt: Any, session: duckdb.DuckDBPyConnection, queries: duckdb.DuckDBPyRelation) -> Any:
+def relation_for_model(
+    dbt: Any, session: duckdb.DuckDBPyConnection, queries: duckdb.DuckDBPyRelation
+) -> duckdb.DuckDBPyRelation:
     """Body of the int_imported_predictions dbt model of a size."""
     return imported_relation(session, imports_dir(), settings.size_of_schema(dbt.this.schema), queries)
 
