@@ -5,9 +5,13 @@
 The folder is a set of benchmarks/vs_loft.py after a warehouse run on it (its `warehouse/`
 landing holds the import as `loft import-predictions` lands it). The script builds the
 int_imported_predictions frame from it, as the dbt model does, and times `create table` plus
-a checkpoint into a fresh database file: all columns, then each kind of column alone. Every
-row-level table the warehouse keeps for an import (imports, predictions, turn scores) pays
-about this; it is the floor under a scoring path that persists its rows.
+a checkpoint into a fresh database file: all columns, then each kind of column alone.
+
+Then every row-level table the warehouse run stored for the set (warehouse/scoring.duckdb:
+the imported queries, the import, int_predictions, int_turn_scores) is read into memory and
+written the same way, and their sum printed: what a scoring path that keeps these rows pays
+before it reads a line of either file or computes a score (compare LOFT's whole run in
+vs_loft.py's table).
 """
 
 from __future__ import annotations
@@ -57,6 +61,56 @@ def _write_seconds(table: pa.Table, folder: Path) -> tuple[float, float]:
     return seconds, size
 
 
+# The row-level tables of a warehouse scoring run (tests/scoring/sqlkit.py's names for
+# int_imported_queries and int_imported_predictions).
+STORED_TABLES = ("imported_queries", "imports", "int_predictions", "int_turn_scores")
+
+
+def _print_runs(label: str, columns: int, runs: list[tuple[float, float]]) -> float:
+    """One line of figures; the median seconds."""
+    seconds = [s for s, _ in runs]
+    median = statistics.median(seconds)
+    print(
+        f"{label:<28} {columns:3} col  {median:6.2f} s ({min(seconds):.2f}-{max(seconds):.2f})  {runs[0][1]:7.1f} MiB"
+    )
+    return median
+
+
+def _stored_seconds(database: Path, name: str, scratch: Path) -> tuple[float, float]:
+    """Seconds to write the stored table `name` into a new database file, and that file's MiB.
+    The rows are copied into memory inside DuckDB first (not through Arrow, which would turn
+    the ENUM columns into text and time a different write)."""
+    path = scratch / f"stored-{time.monotonic_ns()}.duckdb"
+    with duckdb.connect(str(path)) as con:
+        quoted = str(database).replace("'", "''")
+        con.execute(f"attach '{quoted}' as run (read_only)")
+        con.execute(f"create temp table source as select * from run.{name}")
+        con.execute("detach run")
+        started = time.perf_counter()
+        con.execute("create table written as select * from source")
+        con.execute("checkpoint")
+        seconds = time.perf_counter() - started
+    size = path.stat().st_size / 2**20
+    path.unlink()
+    return seconds, size
+
+
+def _stored_tables(database: Path, rounds: int, scratch: Path) -> None:
+    """Each stored row-level table of the run, rewritten into a fresh file; then their sum."""
+    if not database.exists():
+        print(f"no {database}: run vs_loft.py --warehouse-scoring on the set first")
+        return
+    print(f"\nthe run's row-level tables ({database}), each written whole:")
+    total = 0.0
+    for name in STORED_TABLES:
+        with duckdb.connect(str(database), read_only=True) as con:
+            shape = con.execute(f"select count(*), (select count(*) from (describe {name})) from {name}").fetchone()
+        rows, columns = shape if shape else (0, 0)
+        runs = [_stored_seconds(database, name, scratch) for _ in range(rounds)]
+        total += _print_runs(f"{name} ({rows:,})", columns, runs)
+    print(f"{'sum of medians':<28}          {total:6.2f} s")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folder", type=Path, help="a vs_loft.py set folder a warehouse run has landed")
@@ -73,12 +127,11 @@ def main() -> int:
     print(f"{frame.num_rows:,} imported rows, {frame.num_columns} columns; {args.rounds} round(s), median (min-max)")
     with tempfile.TemporaryDirectory() as scratch:
         for kind, names in _kinds(frame).items():
-            runs = [_write_seconds(frame.select(names), Path(scratch)) for _ in range(args.rounds)]
-            seconds = [s for s, _ in runs]
-            print(
-                f"{kind:<16} {len(names):3} col  {statistics.median(seconds):6.2f} s "
-                f"({min(seconds):.2f}-{max(seconds):.2f})  {runs[0][1]:7.1f} MiB"
+            _print_runs(
+                kind, len(names), [_write_seconds(frame.select(names), Path(scratch)) for _ in range(args.rounds)]
             )
+        del frame
+        _stored_tables(landing / "scoring.duckdb", args.rounds, Path(scratch))
     return 0
 
 
