@@ -275,13 +275,7 @@ def warehouse_scoring(folder: Path, task_type: str) -> dict[str, float]:
     from tests.scoring import sqlkit
 
     from loft_warehouse import settings
-    from loft_warehouse.scoring.importer import (
-        imported_queries_relation,
-        imported_relation,
-        land,
-        write_landed_queries,
-    )
-    from loft_warehouse.scoring.upstream_files import answer_file_queries
+    from loft_warehouse.scoring.importer import imported_queries_relation, imported_relation, land_with_answer_file
 
     clock = time.perf_counter()
 
@@ -297,15 +291,11 @@ def warehouse_scoring(folder: Path, task_type: str) -> dict[str, float]:
     landing = folder / "warehouse"
     shutil.rmtree(landing, ignore_errors=True)
     landing.mkdir()
-    queries = answer_file_queries(folder / "queries.jsonl", task_type, "bench", "test")
-    phase("answer file")
-    write_landed_queries(queries, "128k", landing)
-    land(folder / "preds.jsonl", queries, system="bench", size="128k", task_type=task_type, dataset="bench",
-         directory=landing)  # fmt: skip
-    phase("prediction file")
-    # As `loft import-predictions` and a later dbt build: the answer file's frame is not held
-    # while the models build.
-    del queries
+    # As `loft import-predictions --queries`: the answer file's queries are landed by DuckDB and
+    # the prediction file is read against them; no frame of the answer file is held after.
+    land_with_answer_file(folder / "preds.jsonl", folder / "queries.jsonl", system="bench", size="128k",
+                          task_type=task_type, dataset="bench", directory=landing)  # fmt: skip
+    phase("answer and prediction files")
     # A database file, as dbt builds: its tables are compressed and spill instead of growing RSS,
     # under $LOFT_DUCKDB_MEMORY_LIMIT when set, as the dbt plugin applies it.
     con = settings.limit_memory(sqlkit.connect(str(landing / "scoring.duckdb")))

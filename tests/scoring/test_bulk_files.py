@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from loft_warehouse.scoring import bulk_files, upstream_files
-from loft_warehouse.scoring.upstream_files import TASK_TYPES, answer_file_queries, prediction_rows
+from loft_warehouse.scoring import bulk_files
+from loft_warehouse.scoring.upstream_files import SCORED_QUERY_SCHEMA, TASK_TYPES, answer_file_queries, prediction_rows
 
 
 def _write(path: Path, lines: list[Any]) -> Path:
@@ -22,7 +22,7 @@ def _write(path: Path, lines: list[Any]) -> Path:
 
 
 def _python_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bulk_files, "answer_file_frame", lambda *args: None)
+    monkeypatch.setattr(bulk_files, "write_answer_file", lambda *args: False)
     monkeypatch.setattr(bulk_files, "prediction_frame", lambda *args: None)
 
 
@@ -72,8 +72,10 @@ def test_ordinary_files_take_the_fast_path_and_match(tmp_path: Path, monkeypatch
             {"qid": "q4", "num_turns": 1, "model_outputs": [["a\tb", "\u2028", "12345678901234567890123"]]},
         ],
     )
-    queries = bulk_files.answer_file_frame(answers, "retrieval", "bench", "test", upstream_files.QUERY_SCHEMA)
-    assert queries is not None and queries["qid"].to_list() == ["q1", "q2", "3", "q4"]
+    written = tmp_path / "queries.parquet"
+    assert bulk_files.write_answer_file(answers, "retrieval", "bench", "test", False, written)
+    assert pl.read_parquet(written)["qid"].to_list() == ["q1", "q2", "3", "q4"]
+    assert pl.read_parquet(written).schema == pl.Schema(SCORED_QUERY_SCHEMA)  # as the Python reader lands it
     assert bulk_files.prediction_frame(preds, answer_file_queries(answers, "retrieval", "b", "test"), False)
     fast, _ = _both(monkeypatch, answers, preds, "retrieval")
     frame, summary = fast[1]
@@ -81,6 +83,16 @@ def test_ordinary_files_take_the_fast_path_and_match(tmp_path: Path, monkeypatch
     assert frame.filter(pl.col("qid") == "q1")["given_answers"].to_list() == [
         [" d2 ", "5", "None", "1.5", "True", "['n']", "{'k': 1}"]
     ]
+
+
+def test_an_answer_file_with_blank_lines_ranks_its_queries_as_python_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = tmp_path / "queries.jsonl"
+    answers.write_bytes(b"\n".join([json.dumps(RETRIEVAL[0]).encode(), b"", b"  ", json.dumps(RETRIEVAL[1]).encode()]))
+    assert bulk_files.write_answer_file(answers, "retrieval", "bench", "test", False, tmp_path / "queries.parquet")
+    fast, _ = _both(monkeypatch, answers, None, "retrieval")
+    assert fast[0].select("qid", "query_rank").rows() == [("q1", 0), ("q2", 1)]
 
 
 @pytest.mark.parametrize(

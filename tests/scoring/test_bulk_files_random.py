@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from loft_warehouse.scoring import bulk_files
-from loft_warehouse.scoring.upstream_files import QUERY_SCHEMA, TASK_TYPES, answer_file_queries
+from loft_warehouse.scoring.upstream_files import TASK_TYPES, answer_file_queries
 from tests.scoring.test_bulk_files import _both
 
 # One character each: whitespace Python strips and SQL does not, line breaks, control characters,
@@ -130,7 +130,7 @@ def test_the_random_files_take_the_fast_path_often(tmp_path: Path) -> None:
     for seed in SEEDS:
         answers, predictions, task_type = _files(seed, tmp_path)
         task, multi_answer = TASK_TYPES[task_type]
-        if bulk_files.answer_file_frame(answers, task, "bench", "test", QUERY_SCHEMA) is not None:
+        if bulk_files.write_answer_file(answers, task, "bench", "test", multi_answer, tmp_path / "queries.parquet"):
             answers_taken += 1
             queries = answer_file_queries(answers, task_type, "bench", "test")
             predictions_taken += bulk_files.prediction_frame(predictions, queries, multi_answer) is not None

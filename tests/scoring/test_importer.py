@@ -14,7 +14,7 @@ import pytest
 from loft_warehouse.cli import main
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.prompts.store import prompt_id
-from loft_warehouse.scoring.importer import IMPORTED_SCHEMA, imported_frame, land
+from loft_warehouse.scoring.importer import IMPORTED_SCHEMA, imported_frame, land, land_with_answer_file
 from loft_warehouse.scoring.upstream_files import SCORED_QUERY_SCHEMA, answer_file_queries
 from tests.scoring.sqlkit import Scenario, insert
 
@@ -285,6 +285,20 @@ def test_cli_lands_an_answer_file_and_its_predictions(tmp_path: Path, capsys, mo
     assert "preds.jsonl: 3 lines; 1 duplicate qid line(s) (the last wins), 1 stray qid line(s) (ignored)" in out
     assert "1 unanswered quer(ies) (scored 0)" in out
     assert "dbt build --select loft_32k__int_imported_queries+" in out
+
+
+def test_a_refused_prediction_file_lands_neither_it_nor_its_answer_file(tmp_path: Path) -> None:
+    imports = tmp_path / "imports"
+    good = _write(tmp_path / "good.jsonl", [line("q1", [["d1"]])])
+    refused = _write(tmp_path / "refused.jsonl", [line("q1", [["d1"]], n=3)])
+    landing = {"system": "other", "size": "128k", "task_type": "retrieval", "dataset": "mine", "directory": imports}
+    landed, queries, _ = land_with_answer_file(good, _answers(tmp_path), **landing)
+    assert pl.read_parquet(queries)["qid"].to_list() == ["q1", "q2"]
+    other_answers = _write(tmp_path / "other.jsonl", [{"qid": "q1", "query_text": "x", "answers": [["d5", 1]]}])
+    with pytest.raises(BadInputError, match="refused.jsonl"):
+        land_with_answer_file(refused, other_answers, **{**landing, "system": "third"})
+    assert sorted(p.name for p in imports.rglob("*")) == sorted(["128k", "queries", landed.name, queries.name])
+    assert pl.read_parquet(queries)["gold_pids"].to_list() == [["d1"], ["d2"]]
 
 
 def test_cli_checks_the_dataset_at_import_time(tmp_path: Path, capsys, monkeypatch) -> None:

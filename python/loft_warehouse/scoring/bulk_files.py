@@ -223,81 +223,91 @@ _ANSWER_SHAPES = {
 }
 
 
-def answer_file_frame(path: Path, task: str, dataset: str, split: str, schema: dict[str, Any]) -> pl.DataFrame | None:
-    """The queries of a single-turn retrieval, RAG or SQL answer file (JSON lines) in `schema`
-    (staging's QUERY_SCHEMA), as answer_queries + queries_frame make them; None when the
-    file needs the Python reader."""
+def write_answer_file(path: Path, task: str, dataset: str, split: str, multi_answer: bool, target: Path) -> bool:
+    """Write the queries of a single-turn retrieval, RAG or SQL answer file (JSON lines) to
+    `target` as parquet in upstream_files.SCORED_QUERY_SCHEMA, as answer_queries + queries_frame
+    make them, straight from DuckDB: a million queries never become a Python frame, whose
+    memory the process would keep through the prediction file's read. False when the file
+    needs the Python reader (nothing is written then)."""
     if path.suffix == ".json" or task not in _ANSWER_SHAPES:
-        return None
+        return False
     con = _connect(path, ANSWER_FIELDS)
     if con is None:
-        return None
+        return False
     try:
-        return _answer_file_frame(con, path, task, dataset, split, schema)
+        return _write_answer_file(con, path, task, dataset, split, multi_answer, target)
     except duckdb.Error:
-        return None
+        target.unlink(missing_ok=True)
+        return False
     finally:
         con.close()
 
 
-def _answer_file_frame(
-    con: duckdb.DuckDBPyConnection, path: Path, task: str, dataset: str, split: str, schema: dict[str, Any]
-) -> pl.DataFrame | None:
+def _write_answer_file(
+    con: duckdb.DuckDBPyConnection, path: Path, task: str, dataset: str, split: str, multi_answer: bool, target: Path
+) -> bool:
     _register_python(con)
     shape, gold_pids, gold_list = _ANSWER_SHAPES[task]
     checks = con.execute(
         f"""
-        select count(*) filter (where not coalesce(
-            {_is("qid", "VARCHAR", "UBIGINT", "BIGINT")} and {_is("query_text", "VARCHAR")} and answers is not null
-            and {_is("metadata", "NULL", "OBJECT")} and {shape}, false))
+        select
+            count(*) filter (where not coalesce(
+                {_is("qid", "VARCHAR", "UBIGINT", "BIGINT")} and {_is("query_text", "VARCHAR")} and answers is not null
+                and {_is("metadata", "NULL", "OBJECT")} and {shape}, false)),
+            count(*) = max(line)
         from records
         """
     ).fetchone()
     if checks is None or checks[0]:
-        return None
+        return False
+    # A query's rank is its place among the file's non-blank lines; without a blank line before
+    # the last query that is line - 1, which needs no window over the whole file.
+    rank = "line - 1" if checks[1] else "row_number() over (order by line) - 1"
     sql = task == "sql"
     gold_json = _json_strings("gold_pids" if task == "retrieval" else _strings("gold_list"))
-    frame = con.execute(
+    # DuckDB keeps insertion order, so the rows are written in file order.
+    con.execute(
         f"""
-        with base as (
+        copy (
+            with base as (
+                select
+                    *,
+                    {gold_pids} as gold_pids,
+                    {gold_list} as gold_list,
+                    qid ->> '$' as qid_text,
+                    query_text ->> '$' as question,
+                    {"db_id ->> '$'" if sql else "null::varchar"} as db_name
+                from records
+            )
             select
-                *,
-                {gold_pids} as gold_pids,
-                {gold_list} as gold_list,
-                qid ->> '$' as qid_text,
-                query_text ->> '$' as question,
-                {"db_id ->> '$'" if sql else "null::varchar"} as db_name
-            from records
-        )
-        select
-            $task as task,
-            $dataset as dataset,
-            coalesce(nullif(db_name, ''), $dataset) as corpus_id,
-            qid_text as qid,
-            qid_text as upstream_qid,
-            0::bigint as turn,
-            1::bigint as n_turns,
-            {_python_strip("question")} as query_text,
-            case when gold_list is not null and not {_has_control("gold_list")}
-                 then {gold_json} else py_gold(text, $task) end as gold,
-            gold_pids,
-            list_sort(list_distinct(gold_pids)) as relevant_pids,
-            db_name as db_id,
-            {"sql_query ->> '$'" if sql else "null::varchar"} as gold_sql,
-            $split as release_split,
-            $file as source_file,
-            line as source_row
-        from base
+                $task as task,
+                $dataset as dataset,
+                coalesce(nullif(db_name, ''), $dataset) as corpus_id,
+                $split as split,
+                qid_text as qid,
+                qid_text as upstream_qid,
+                0::bigint as turn,
+                1::bigint as n_turns,
+                {_python_strip("question")} as query_text,
+                case when gold_list is not null and not {_has_control("gold_list")}
+                     then {gold_json} else py_gold(text, $task) end as gold,
+                gold_pids,
+                db_name as db_id,
+                {"sql_query ->> '$'" if sql else "null::varchar"} as gold_sql,
+                null::boolean as gold_is_ordered,
+                ({rank})::bigint as query_rank,
+                $multi as is_multi_answer
+            from base
+        ) to '{_sql_text(target)}' (format parquet)
         """,
-        {"task": task, "dataset": dataset, "split": split, "file": str(path), "ws": PYTHON_WHITESPACE},
-    ).pl()
-    # Ordered here, not by an ORDER BY or a window over line, which made DuckDB hold the whole
-    # result a second time (1M retrieval queries: 1,566 MiB peak instead of 998). DuckDB keeps
-    # insertion order, so the sort is only a safeguard.
-    if not frame["source_row"].is_sorted():
-        frame = frame.sort("source_row")
-    frame = frame.with_columns(query_rank=pl.int_range(pl.len()))
-    return frame.select([pl.col(name).cast(kind) for name, kind in schema.items()])
+        {"task": task, "dataset": dataset, "split": split, "multi": multi_answer, "ws": PYTHON_WHITESPACE},
+    )
+    return True
+
+
+def _sql_text(path: Path) -> str:
+    """A path inside a SQL string literal (COPY takes no parameter for its file)."""
+    return str(path).replace("'", "''")
 
 
 PREDICTION_SCHEMA: dict[str, Any] = {
@@ -316,7 +326,7 @@ PREDICTION_FIELDS = {"qid": "$.qid", "num_turns": "$.num_turns", "model_outputs"
 
 
 def prediction_frame(
-    path: Path, queries: pl.DataFrame, multi_answer: bool
+    path: Path, queries: pl.DataFrame | pl.LazyFrame, multi_answer: bool
 ) -> tuple[pl.DataFrame, dict[str, int]] | None:
     """The scored turns of a prediction file (PREDICTION_SCHEMA) and the counts of what the
     upstream semantics did (upstream_files.Summary's fields), as prediction_rows makes them
@@ -334,10 +344,10 @@ def prediction_frame(
 
 
 def _prediction_frame(
-    con: duckdb.DuckDBPyConnection, path: Path, queries: pl.DataFrame, multi_answer: bool
+    con: duckdb.DuckDBPyConnection, path: Path, queries: pl.DataFrame | pl.LazyFrame, multi_answer: bool
 ) -> tuple[pl.DataFrame, dict[str, int]] | None:
     _register_python(con)
-    con.register("query_turns", queries.select("upstream_qid", "qid", "turn").to_arrow())
+    con.register("query_turns", queries.lazy().select("upstream_qid", "qid", "turn").collect().to_arrow())
     valid = con.execute(
         f"""
         select count(*), count(*) filter (where not coalesce(

@@ -39,8 +39,8 @@ from loft_warehouse.scoring.upstream_files import (
     SCORED_QUERY_SCHEMA,
     TASK_TYPES,
     Summary,
-    answer_file_queries,
     prediction_rows,
+    write_answer_queries,
 )
 from loft_warehouse.settings import PROJECT_ROOT, SIZES
 
@@ -136,19 +136,20 @@ def write_landed(frame: pl.DataFrame, size: str, directory: Path | None = None) 
     return target
 
 
-def write_landed_queries(frame: pl.DataFrame, size: str, directory: Path | None = None) -> Path:
-    """Land an answer file's queries (SCORED_QUERY_SCHEMA) for int_imported_queries."""
-    first = frame.row(0, named=True)
-    folder = (directory or imports_dir()) / size / "queries"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{first['task']}__{first['dataset']}__{first['split']}.parquet"
-    frame.write_parquet(target)
-    return target
+def landed_queries_path(size: str, task: str, dataset: str, split: str, directory: Path | None = None) -> Path:
+    """Where an answer file's queries land for the size's int_imported_queries."""
+    return (directory or imports_dir()) / size / "queries" / f"{task}__{dataset}__{split}.parquet"
+
+
+def _warehouse_task(task_type: str) -> str:
+    if task_type not in TASK_TYPES:
+        raise ConfigurationError(f"unknown task type {task_type!r}; expected one of {list(TASK_TYPES)}")
+    return TASK_TYPES[task_type][0]
 
 
 def land(
     path: Path,
-    queries: pl.DataFrame,
+    queries: pl.DataFrame | pl.LazyFrame,
     *,
     system: str,
     size: str,
@@ -162,11 +163,9 @@ def land(
 ) -> tuple[Path, Summary]:
     """Read a prediction file against one dataset split's queries (SCORED_QUERY_SCHEMA) with the
     upstream semantics and land it as parquet (re-importing replaces it)."""
-    if task_type not in TASK_TYPES:
-        raise ConfigurationError(f"unknown task type {task_type!r}; expected one of {list(TASK_TYPES)}")
-    task, _ = TASK_TYPES[task_type]
+    task = _warehouse_task(task_type)
     check_landing(system=system, size=size, task=task, dataset=dataset, split=split, variant=variant)
-    if bool(queries["is_multi_answer"].any()):
+    if queries.lazy().select(pl.col("is_multi_answer").any()).collect().item():
         task_type = "multi_value_rag"
     rows, summary = prediction_rows(
         path.resolve(), queries, task_type=task_type, strict_input=strict_input, raw_generations=raw_generations
@@ -175,6 +174,40 @@ def land(
         system=pl.lit(system), task=pl.lit(task), dataset=pl.lit(dataset), variant=pl.lit(variant), split=pl.lit(split)
     )
     return write_landed(frame.select(list(LANDED_SCHEMA)), size, directory), summary
+
+
+def land_with_answer_file(
+    path: Path,
+    answers: Path,
+    *,
+    system: str,
+    size: str,
+    task_type: str,
+    dataset: str,
+    split: str = "test",
+    variant: str = "default",
+    directory: Path | None = None,
+    strict_input: bool = False,
+    raw_generations: bool = False,
+) -> tuple[Path, Path, Summary]:
+    """Land a prediction file with LOFT's answer file for it: (landed predictions, landed
+    queries, summary). The answer file's queries are written first under a name the models do
+    not read, the prediction file is read against them as a scan (only the columns its reader
+    needs), and only then do they take their place; a refused prediction file lands neither."""
+    task = _warehouse_task(task_type)
+    check_landing(system=system, size=size, task=task, dataset=dataset, split=split, variant=variant)
+    target = landed_queries_path(size, task, dataset, split, directory)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staged = target.with_name(target.name + ".partial")
+    try:
+        write_answer_queries(answers, task_type, dataset, split, staged)
+        landed, summary = land(path, pl.scan_parquet(staged), system=system, size=size, task_type=task_type,
+                               dataset=dataset, split=split, variant=variant, directory=directory,
+                               strict_input=strict_input, raw_generations=raw_generations)  # fmt: skip
+        os.replace(staged, target)
+    finally:
+        staged.unlink(missing_ok=True)
+    return landed, target, summary
 
 
 def _landed_files(folder: Path) -> list[Path]:
@@ -340,8 +373,8 @@ def add_landing_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _land_from_args(args: argparse.Namespace) -> Path:
-    """Read and land the file the arguments name; the queries frame dies with this call, so a
-    --build that follows does not hold it."""
+    """Read and land the file the arguments name; the queries it read die with this call, so a
+    --build that follows does not hold them."""
     from loft_warehouse.prompts.export import default_database
 
     task, _ = TASK_TYPES[args.task]
@@ -349,29 +382,29 @@ def _land_from_args(args: argparse.Namespace) -> Path:
     database = default_database()
     check_landing(system=args.system, size=args.size, task=task, dataset=args.dataset, split=args.split,
                   variant=args.variant)  # fmt: skip
+    landing: dict[str, Any] = {
+        "system": args.system,
+        "size": args.size,
+        "task_type": args.task,
+        "dataset": args.dataset,
+        "split": args.split,
+        "variant": args.variant,
+        "directory": directory,
+        "strict_input": args.strict_input,
+        "raw_generations": args.raw_generations,
+    }
     if args.queries:
         if (task, args.dataset) in _built_datasets(database, args.size):
             raise ConfigurationError(
                 f"{task}/{args.dataset} is built in loft_{args.size} from data; give the answer set another name"
             )
-        queries = answer_file_queries(Path(args.queries).resolve(), args.task, args.dataset, args.split)
+        target, queries_target, summary = land_with_answer_file(
+            Path(args.file), Path(args.queries).resolve(), **landing
+        )
+        print(f"landed {args.queries} as {queries_target}")
     else:
         queries = warehouse_queries(database, args.size, task, args.dataset, args.split)
-    target, summary = land(
-        Path(args.file),
-        queries,
-        system=args.system,
-        size=args.size,
-        task_type=args.task,
-        dataset=args.dataset,
-        split=args.split,
-        variant=args.variant,
-        directory=directory,
-        strict_input=args.strict_input,
-        raw_generations=args.raw_generations,
-    )
-    if args.queries:
-        print(f"landed {args.queries} as {write_landed_queries(queries, args.size, directory)}")
+        target, summary = land(Path(args.file), queries, **landing)
     print(summary.line(Path(args.file)))
     return target
 

@@ -22,6 +22,7 @@ indices and whose gold is target.split(" ").
 from __future__ import annotations
 
 import json
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,18 +75,28 @@ def answer_queries(path: Path, task: str, split: str) -> list[Query]:
     return queries
 
 
-def answer_file_queries(path: Path, task_type: str, dataset: str, split: str) -> pl.DataFrame:
-    """An answer file as the rows scoring reads (the queries mart's columns), in file order."""
+def write_answer_queries(path: Path, task_type: str, dataset: str, split: str, target: Path) -> Path:
+    """An answer file as the rows scoring reads (SCORED_QUERY_SCHEMA), in file order, written
+    to `target` as parquet: by DuckDB where bulk_files takes the file, else by the Python reader."""
     task, multi_answer = TASK_TYPES[task_type]
-    frame = bulk_files.answer_file_frame(path, task, dataset, split, QUERY_SCHEMA)
-    if frame is None:
-        spec = DatasetSpec(task=task, dataset=dataset, source="answer_file")
-        frame = queries_frame(spec, SourceData([], answer_queries(path, task, split)), True, 0)
-    return frame.with_columns(
+    if bulk_files.write_answer_file(path, task, dataset, split, multi_answer, target):
+        return target
+    spec = DatasetSpec(task=task, dataset=dataset, source="answer_file")
+    frame = queries_frame(spec, SourceData([], answer_queries(path, task, split)), True, 0)
+    frame.with_columns(
         split=pl.lit(split),
         gold_is_ordered=pl.lit(None, pl.Boolean),
         is_multi_answer=pl.lit(multi_answer),
-    ).select([pl.col(name).cast(kind) for name, kind in SCORED_QUERY_SCHEMA.items()])
+    ).select([pl.col(name).cast(kind) for name, kind in SCORED_QUERY_SCHEMA.items()]).write_parquet(target)
+    return target
+
+
+def answer_file_queries(path: Path, task_type: str, dataset: str, split: str) -> pl.DataFrame:
+    """An answer file as the rows scoring reads (the queries mart's columns), in file order."""
+    with tempfile.TemporaryDirectory(prefix="loft-answers-") as folder:
+        target = write_answer_queries(path, task_type, dataset, split, Path(folder) / "queries.parquet")
+        frame = pl.read_parquet(target)
+    return frame.select([pl.col(name).cast(kind) for name, kind in SCORED_QUERY_SCHEMA.items()])
 
 
 @dataclass
@@ -159,7 +170,7 @@ def _turn_answers(output: Any, path: Path, line: int, qid: str, turn: int) -> tu
 
 def prediction_rows(
     path: Path,
-    queries: pl.DataFrame,
+    queries: pl.DataFrame | pl.LazyFrame,
     *,
     task_type: str,
     strict_input: bool = False,
@@ -170,13 +181,14 @@ def prediction_rows(
     docstring); refused lines raise BadInputError. Read column-wise by bulk_files where it can.
 
     raw_generations: a string turn is a model's raw generation, parsed like the warehouse's own
-    responses (its IDs are then the shown IDs of the prompt variant) instead of characters."""
+    responses (its IDs are then the shown IDs of the prompt variant) instead of characters.
+    A lazy `queries` (a scan of landed answer queries) is read only as far as the reader needs."""
     task, multi_answer = TASK_TYPES[task_type]
     if not strict_input and not raw_generations:
         fast = bulk_files.prediction_frame(path, queries, multi_answer)
         if fast is not None:
             return fast[0], Summary(**fast[1])
-    known = known_queries(queries)
+    known = known_queries(queries.lazy().collect())
     summary = Summary()
     chosen: dict[str, tuple[int, dict[str, Any]]] = {}
     for line, record in read_jsonl(path):
