@@ -21,6 +21,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -47,11 +48,12 @@ def _kinds(table: pa.Table) -> dict[str, list[str]]:
     return groups
 
 
-def _write_seconds(table: pa.Table, folder: Path) -> tuple[float, float]:
-    """Seconds to write `table` into a new database file, and that file's MiB."""
+def _write_seconds(folder: Path, fill: Callable[[duckdb.DuckDBPyConnection], None]) -> tuple[float, float]:
+    """Seconds to write `source` (which `fill` makes on the connection, untimed) into a new
+    database file as a table, checkpoint included, and that file's MiB."""
     path = folder / f"floor-{time.monotonic_ns()}.duckdb"
     with duckdb.connect(str(path)) as con:
-        con.register("source", table)
+        fill(con)
         started = time.perf_counter()
         con.execute("create table written as select * from source")
         con.execute("checkpoint")
@@ -59,6 +61,23 @@ def _write_seconds(table: pa.Table, folder: Path) -> tuple[float, float]:
     size = path.stat().st_size / 2**20
     path.unlink()
     return seconds, size
+
+
+def _arrow_source(table: pa.Table) -> Callable[[duckdb.DuckDBPyConnection], None]:
+    return lambda con: con.register("source", table)
+
+
+def _stored_source(database: Path, name: str) -> Callable[[duckdb.DuckDBPyConnection], None]:
+    """The stored table `name` copied into memory inside DuckDB (not through Arrow, which would
+    turn the ENUM columns into text and time a different write)."""
+
+    def fill(con: duckdb.DuckDBPyConnection) -> None:
+        quoted = str(database).replace("'", "''")
+        con.execute(f"attach '{quoted}' as run (read_only)")
+        con.execute(f"create temp table source as select * from run.{name}")
+        con.execute("detach run")
+
+    return fill
 
 
 # The row-level tables of a warehouse scoring run (tests/scoring/sqlkit.py's names for
@@ -76,25 +95,6 @@ def _print_runs(label: str, columns: int, runs: list[tuple[float, float]]) -> fl
     return median
 
 
-def _stored_seconds(database: Path, name: str, scratch: Path) -> tuple[float, float]:
-    """Seconds to write the stored table `name` into a new database file, and that file's MiB.
-    The rows are copied into memory inside DuckDB first (not through Arrow, which would turn
-    the ENUM columns into text and time a different write)."""
-    path = scratch / f"stored-{time.monotonic_ns()}.duckdb"
-    with duckdb.connect(str(path)) as con:
-        quoted = str(database).replace("'", "''")
-        con.execute(f"attach '{quoted}' as run (read_only)")
-        con.execute(f"create temp table source as select * from run.{name}")
-        con.execute("detach run")
-        started = time.perf_counter()
-        con.execute("create table written as select * from source")
-        con.execute("checkpoint")
-        seconds = time.perf_counter() - started
-    size = path.stat().st_size / 2**20
-    path.unlink()
-    return seconds, size
-
-
 def _stored_tables(database: Path, rounds: int, scratch: Path) -> None:
     """Each stored row-level table of the run, rewritten into a fresh file; then their sum."""
     if not database.exists():
@@ -106,7 +106,7 @@ def _stored_tables(database: Path, rounds: int, scratch: Path) -> None:
         with duckdb.connect(str(database), read_only=True) as con:
             shape = con.execute(f"select count(*), (select count(*) from (describe {name})) from {name}").fetchone()
         rows, columns = shape if shape else (0, 0)
-        runs = [_stored_seconds(database, name, scratch) for _ in range(rounds)]
+        runs = [_write_seconds(scratch, _stored_source(database, name)) for _ in range(rounds)]
         total += _print_runs(f"{name} ({rows:,})", columns, runs)
     print(f"{'sum of medians':<28}          {total:6.2f} s")
 
@@ -127,9 +127,8 @@ def main() -> int:
     print(f"{frame.num_rows:,} imported rows, {frame.num_columns} columns; {args.rounds} round(s), median (min-max)")
     with tempfile.TemporaryDirectory() as scratch:
         for kind, names in _kinds(frame).items():
-            _print_runs(
-                kind, len(names), [_write_seconds(frame.select(names), Path(scratch)) for _ in range(args.rounds)]
-            )
+            source = _arrow_source(frame.select(names))
+            _print_runs(kind, len(names), [_write_seconds(Path(scratch), source) for _ in range(args.rounds)])
         del frame
         _stored_tables(landing / "scoring.duckdb", args.rounds, Path(scratch))
     return 0

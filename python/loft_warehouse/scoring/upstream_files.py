@@ -92,7 +92,8 @@ def write_answer_queries(path: Path, task_type: str, dataset: str, split: str, t
 
 
 def answer_file_queries(path: Path, task_type: str, dataset: str, split: str) -> pl.DataFrame:
-    """An answer file as the rows scoring reads (the queries mart's columns), in file order."""
+    """An answer file as the rows scoring reads (the queries mart's columns), in file order, as a
+    frame: what write_answer_queries lands, read back (the import itself never holds it)."""
     with tempfile.TemporaryDirectory(prefix="loft-answers-") as folder:
         target = write_answer_queries(path, task_type, dataset, split, Path(folder) / "queries.parquet")
         frame = pl.read_parquet(target)
