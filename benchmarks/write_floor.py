@@ -27,6 +27,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from loft_warehouse.scoring.bulk_files import sql_string
 from loft_warehouse.scoring.importer import imported_queries_relation, imported_relation
 
 
@@ -72,8 +73,7 @@ def _stored_source(database: Path, name: str) -> Callable[[duckdb.DuckDBPyConnec
     turn the ENUM columns into text and time a different write)."""
 
     def fill(con: duckdb.DuckDBPyConnection) -> None:
-        quoted = str(database).replace("'", "''")
-        con.execute(f"attach '{quoted}' as run (read_only)")
+        con.execute(f"attach {sql_string(database)} as run (read_only)")
         con.execute(f"create temp table source as select * from run.{name}")
         con.execute("detach run")
 

@@ -298,16 +298,17 @@ def _write_answer_file(
                 ({rank})::bigint as query_rank,
                 $multi as is_multi_answer
             from base
-        ) to '{_sql_text(target)}' (format parquet)
+        ) to {sql_string(target)} (format parquet)
         """,
         {"task": task, "dataset": dataset, "split": split, "multi": multi_answer, "ws": PYTHON_WHITESPACE},
     )
     return True
 
 
-def _sql_text(path: Path) -> str:
-    """A path inside a SQL string literal (COPY takes no parameter for its file)."""
-    return str(path).replace("'", "''")
+def sql_string(path: Path) -> str:
+    """A path as a SQL string literal, for the places DuckDB takes no parameter (COPY's file,
+    the file list a view or relation keeps)."""
+    return "'" + str(path).replace("'", "''") + "'"
 
 
 PREDICTION_SCHEMA: dict[str, Any] = {

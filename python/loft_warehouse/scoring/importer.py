@@ -34,7 +34,7 @@ import polars as pl
 from loft_warehouse import settings
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
-from loft_warehouse.scoring.bulk_files import PREDICTION_SCHEMA
+from loft_warehouse.scoring.bulk_files import PREDICTION_SCHEMA, sql_string
 from loft_warehouse.scoring.upstream_files import (
     SCORED_QUERY_SCHEMA,
     TASK_TYPES,
@@ -215,7 +215,7 @@ def _landed_files(folder: Path) -> list[Path]:
 
 
 def _sql_list(files: list[Path]) -> str:
-    return "[" + ", ".join("'" + str(file).replace("'", "''") + "'" for file in files) + "]"
+    return "[" + ", ".join(map(sql_string, files)) + "]"
 
 
 def _landed_rows(files: list[Path]) -> str:
