@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from loft_warehouse.cli import main
+from loft_warehouse.sql.operators import gold_operators
 from tests.conftest import query, run_dbt
 
 pytestmark = pytest.mark.slow
@@ -44,7 +45,8 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> tu
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LOFT_DUCKDB_PATH", str(database))
         assert main(command.split()) == 0
-    scored = run_dbt(["build", "--select", "loft_128k__int_imported_predictions+,+loft_128k__metrics"], database, env)
+    selection = ["loft_128k__int_imported_predictions+,+loft_128k__metrics", "loft_128k__sql_operator_accuracy"]
+    scored = run_dbt(["build", "--select", *selection], database, env)
     assert scored.returncode == 0, scored.stdout[-5000:]
     return database, [qid for qid, _ in picked]
 
@@ -78,3 +80,30 @@ def test_the_rejected_ddl_is_visible_in_predictions(warehouse: tuple[Path, list[
     )
     assert raw_text == "DROP TABLE singer\n-- sandbox rejected: only queries may run, not DROP"
     assert answer == "[]"
+
+
+def test_operator_bins_of_the_imported_system(warehouse: tuple[Path, list[str]]) -> None:
+    """LOFT Figure 6 on the build: each bin holds the test turns whose gold uses the operator,
+    and its mean counts the three turns answered with their own gold."""
+    database, qids = warehouse
+    gold = query(database, "select qid, gold_sql from loft_128k.queries where dataset = 'spider' and split = 'test'")
+    expected: dict[str, list[float]] = {"all": []}
+    for qid, gold_sql in gold:
+        value = 1.0 if qid in qids[:3] else 0.0
+        expected["all"].append(value)
+        for operator in gold_operators(gold_sql):
+            expected.setdefault(operator, []).append(value)
+    rows = query(
+        database,
+        "select operator, n, n_unanswered, mean, ci_low, ci_high from loft_128k.sql_operator_accuracy "
+        f"where system = '{SYSTEM}' and split = 'test' and rule = 'loft'",
+    )
+    answered = {op for qid, gold_sql in gold if qid in qids for op in ["all", *gold_operators(gold_sql)]}
+    assert {row[0] for row in rows} == answered  # bins where nothing was answered are left out
+    assert len(answered) > 3
+    for operator, n, _, mean, low, high in rows:
+        values = expected[operator]
+        assert n == len(values), operator
+        assert mean == pytest.approx(sum(values) / len(values)), operator
+        assert low <= mean <= high
+    assert [row[1:4] for row in rows if row[0] == "all"] == [(100, 95, 0.03)]

@@ -67,6 +67,13 @@ def _exec_acc(gold_loft: str, answer_loft: str, gold: str, answer_strict: str, o
     }
 
 
+def _sql_operators(sql: str | None) -> list[str]:
+    """The operator bins of a gold SQL query (sql.operators, LOFT Figure 6)."""
+    from loft_warehouse.sql.operators import gold_operators
+
+    return gold_operators(sql)
+
+
 def _method_stages(name: str) -> int:
     """How many stages a method has (methods.catalogue)."""
     from loft_warehouse.methods.catalogue import method
@@ -150,6 +157,7 @@ FUNCTIONS: dict[str, Function] = {
     "loft_counted_bootstrap_interval": Function(
         _counted_bootstrap, [duckdb.list_type(DOUBLE), duckdb.list_type(BIGINT), BIGINT], INTERVAL, _ARROW_INTERVAL
     ),
+    "loft_sql_operators": Function(_sql_operators, [VARCHAR], VARCHAR_LIST, _ARROW_STRING_LIST, null_aware=True),
     "loft_mcnemar_exact": Function(intervals.mcnemar_exact_p, [BIGINT, BIGINT], DOUBLE, pa.float64()),
 }
 

@@ -1,0 +1,380 @@
+{#
+  The papers' tables as marts: each lays this warehouse's runs out as the paper lays its table
+  out, with the paper's printed value beside every cell it prints.
+#}
+
+{#
+  ablations: LOFT Table 4 (seed 000, §5; Gemini 1.5 Pro, 128k, test). One row per paper cell
+  (dataset row x ablation column, from seeds/paper_table4.csv) and warehouse run (size, source,
+  system, method; the variant is the column): the run's mean of the paper's metric (loft rule,
+  per turn) with n and 95% interval from metrics, its difference from the same run's best prompt
+  (variant default) over the same test queries with the paired bootstrap interval from
+  paired_comparisons, and the paper's value and difference beside it. A run is one with an
+  answered (or pending) cell; every paper cell has a row for it even when nothing filled it
+  (n = 0, or no mean) with the reason; with no run at all the paper's cells stand alone
+  (system null).
+#}
+{% macro scoring_ablations(metrics=none, comparisons=none, paper=none, datasets=none, size=none) %}
+{%- set metrics = metrics or loft_ref('metrics') -%}
+{%- set comparisons = comparisons or loft_ref('paired_comparisons') -%}
+{%- set paper = paper or loft_ref('paper_table4') -%}
+{%- set datasets = datasets or loft_ref('stg_datasets') -%}
+{%- set size = size or (loft_size() | trim) -%}
+with
+
+paper as (
+    select
+        task::varchar as task,
+        dataset::varchar as dataset,
+        paper_dataset::varchar as paper_dataset,
+        row_order::bigint as row_order,
+        ablation::varchar as ablation,
+        paper_column::varchar as paper_column,
+        column_order::bigint as column_order,
+        model::varchar as paper_model,
+        metric::varchar as metric,
+        value::double as paper_value,
+        source::varchar as paper_source
+    from {{ paper }}
+),
+
+built as (
+    select distinct task, dataset from {{ datasets }}
+),
+
+test_metrics as (
+    select metrics.*
+    from {{ metrics }} as metrics
+    inner join paper
+        on metrics.task = paper.task
+        and metrics.dataset = paper.dataset
+        and metrics.variant = paper.ablation
+        and metrics.metric_name = paper.metric || '_loft'
+    where metrics.split = 'test' and metrics.grain = 'turn'
+),
+
+runs as (
+    select distinct size, source, system, method from test_metrics where run_status in ('scored', 'pending')
+),
+
+run_cells as (
+    select runs.size, runs.source, runs.system, runs.method, paper.*
+    from paper
+    cross join runs
+    union all by name
+    select '{{ size }}' as size, null as source, null as system, null as method, paper.*
+    from paper
+    where not exists (select 1 from runs)
+),
+
+differences as (
+    select
+        size,
+        source_a as source,
+        system_a as system,
+        method_a as method,
+        task,
+        dataset,
+        metric_name,
+        case when variant_a = 'default' then variant_b else variant_a end as ablation,
+        n_common as n_paired,
+        case when variant_a = 'default' then difference else -difference end as difference,
+        case when variant_a = 'default' then difference_ci_low else -difference_ci_high end as difference_ci_low,
+        case when variant_a = 'default' then difference_ci_high else -difference_ci_low end as difference_ci_high
+    from {{ comparisons }}
+    where split = 'test'
+        and source_a = source_b and system_a = system_b and method_a = method_b
+        and 'default' in (variant_a, variant_b) and variant_a <> variant_b
+),
+
+paper_best as (
+    select task, dataset, paper_value as paper_best_value from paper where ablation = 'default'
+),
+
+final as (
+    select
+        run_cells.size,
+        run_cells.task,
+        run_cells.dataset,
+        run_cells.paper_dataset,
+        run_cells.row_order,
+        run_cells.ablation,
+        run_cells.paper_column,
+        run_cells.column_order,
+        run_cells.metric,
+        run_cells.source,
+        run_cells.system,
+        run_cells.method,
+        coalesce(cell.run_status, 'missing') as run_status,
+        coalesce(cell.n, 0) as n,
+        coalesce(cell.n_unanswered, 0) as n_unanswered,
+        cell.mean,
+        cell.ci_low,
+        cell.ci_high,
+        cell.ci_method,
+        differences.n_paired,
+        differences.difference as difference_from_best,
+        differences.difference_ci_low,
+        differences.difference_ci_high,
+        run_cells.paper_model,
+        run_cells.paper_value,
+        run_cells.paper_value - paper_best.paper_best_value as paper_difference_from_best,
+        run_cells.paper_source,
+        case
+            when cell.run_status = 'scored' then null
+            when run_cells.paper_value is null and run_cells.ablation = 'title_only'
+                then 'not applicable: the dataset has no titles (the paper prints -)'
+            when built.dataset is null
+                then 'not built: no ' || run_cells.task || '/' || run_cells.dataset || ' at this size in the data dir'
+            when run_cells.system is null then 'no run at this size'
+            when cell.run_status = 'pending' then 'pending: rows still in a provider batch'
+            when cell.run_status = 'not_run' then 'not run: no answered row'
+            else 'not built: prompt variant ' || run_cells.ablation || ' was not in prompt_variants'
+        end as reason,
+        cell.query_limit
+    from run_cells
+    left join test_metrics as cell
+        on cell.size = run_cells.size
+        and cell.source is not distinct from run_cells.source
+        and cell.system is not distinct from run_cells.system
+        and cell.method is not distinct from run_cells.method
+        and cell.task = run_cells.task
+        and cell.dataset = run_cells.dataset
+        and cell.variant = run_cells.ablation
+    left join differences
+        on differences.size = run_cells.size
+        and differences.source is not distinct from run_cells.source
+        and differences.system is not distinct from run_cells.system
+        and differences.method is not distinct from run_cells.method
+        and differences.task = run_cells.task
+        and differences.dataset = run_cells.dataset
+        and differences.ablation = run_cells.ablation
+        and differences.metric_name = run_cells.metric || '_loft'
+    left join paper_best
+        on paper_best.task = run_cells.task and paper_best.dataset = run_cells.dataset
+    left join built
+        on built.task = run_cells.task and built.dataset = run_cells.dataset
+)
+
+select * from final
+{% endmacro %}
+
+
+{#
+  sql_operator_accuracy: LOFT Figure 6 (seed 000, §4.5). SQL execution accuracy (per turn, loft
+  and strict rules) binned by the operators of each turn's gold SQL, read from its sqlglot tree
+  (loft_sql_operators, python/loft_warehouse/sql/operators.py): a turn counts in every bin it
+  uses (min and max share a bin, as >, <, >= and <= do), `no_operator` when it uses none, and
+  `all` holds every turn so a bin reads against the whole. n, mean and 95% interval as in
+  metrics; bins with no answered row are left out. The figure prints no numbers, so there is
+  no paper value to set beside.
+#}
+{% macro scoring_sql_operator_accuracy(scores=none, queries=none, seed=none, limit=none) %}
+{%- set scores = scores or loft_ref('scores') -%}
+{%- set queries = queries or loft_ref('queries') -%}
+{%- set seed = seed if seed is not none else var('seed', 20240612) -%}
+{%- set limit = limit if limit is not none else loft_query_limit() -%}
+{%- set keys = ['size', 'source', 'system', 'method', 'task', 'dataset', 'variant', 'split', 'metric', 'rule',
+                'metric_name', 'operator'] -%}
+with
+
+sql_scores as (
+    select * from {{ scores }}
+    where task = 'sql' and metric = 'exec_acc' and grain = 'turn'
+),
+
+gold_operators as (
+    select task, dataset, split, qid, turn, loft_sql_operators(gold_sql) as operators
+    from {{ queries }}
+    where task = 'sql'
+),
+
+points as (
+    select sql_scores.*, unnest(list_prepend('all', gold_operators.operators)) as operator
+    from sql_scores
+    inner join gold_operators using (task, dataset, split, qid, turn)
+),
+
+means as (
+    {{ scoring_means('points', keys, ['count(*) filter (where not is_answered) as n_unanswered'], seed) }}
+),
+
+final as (
+    select
+        {{ keys | join(', ') }},
+        n,
+        n_unanswered,
+        mean,
+        ci_low,
+        ci_high,
+        ci_method,
+        {{ limit or 'null' }}::bigint as query_limit
+    from means
+    where n_unanswered < n
+)
+
+select * from final
+{% endmacro %}
+
+
+{#
+  scaling_scores: LOFT Figure 5's rows, query by query. Every primary score (loft rule, per
+  turn) of every built size, one row per run (source, system, method, variant), query turn and
+  size, so the same query can be followed from 32k to 128k to 1M (the corpora nest). sized is a
+  list of (size, scores relation) for the sizes built; n_sizes counts the sizes at which the
+  run scored the query turn.
+#}
+{% macro scoring_scaling_scores(sized) %}
+{%- set order = {'32k': 1, '128k': 2, '1m': 3} -%}
+with
+
+sized_scores as (
+    {% for size, relation in sized %}
+    select
+        size,
+        {{ order[size] }}::bigint as size_order,
+        source, system, method, variant, task, dataset, split, qid, turn, metric_name, value, is_answered
+    from {{ relation }}
+    where is_primary and grain = 'turn' and rule = 'loft'
+    {{ 'union all' if not loop.last }}
+    {% endfor %}
+    {% if not sized %}
+    select
+        null::varchar as size, null::bigint as size_order, null::varchar as source, null::varchar as system,
+        null::varchar as method, null::varchar as variant, null::varchar as task, null::varchar as dataset,
+        null::varchar as split, null::varchar as qid, null::bigint as turn, null::varchar as metric_name,
+        null::double as value, null::boolean as is_answered
+    where false
+    {% endif %}
+),
+
+final as (
+    select
+        *,
+        count(*) over (
+            partition by source, system, method, variant, task, dataset, split, metric_name, qid, turn
+        ) as n_sizes
+    from sized_scores
+)
+
+select * from final
+{% endmacro %}
+
+
+{#
+  scaling_curves: LOFT Figure 5 per dataset. One row per run (source, system, method, variant),
+  dataset, split and size: n, mean and 95% interval of the primary metric (as in metrics), and
+  the change from the run's next smaller built size over the query turns both sizes scored,
+  with a seeded paired bootstrap interval (the per-query differences resampled together). Runs
+  with no answered row at a size are left out at that size.
+#}
+{% macro scoring_scaling_curves(scaling_scores, seed=none) %}
+{%- set seed = seed if seed is not none else var('seed', 20240612) -%}
+{%- set run = ['source', 'system', 'method', 'variant', 'task', 'dataset', 'split', 'metric_name'] -%}
+with
+
+answered as (
+    select *
+    from {{ scaling_scores }}
+    qualify bool_or(is_answered) over (partition by {{ run | join(', ') }}, size)
+),
+
+means as (
+    {{ scoring_means('answered', run + ['size', 'size_order'], [], seed) }}
+),
+
+previous as (
+    select
+        {{ run | join(', ') }},
+        size,
+        lag(size) over (partition by {{ run | join(', ') }} order by size_order) as previous_size
+    from means
+),
+
+differences as (
+    select
+        {% for key in run %}previous.{{ key }}, {% endfor %}
+        previous.size,
+        count(*) as n_common,
+        {{ scoring_order_free_mean('larger.value - smaller.value') }} as difference,
+        loft_bootstrap_interval(list(larger.value - smaller.value order by larger.qid, larger.turn), {{ seed }}) as interval
+    from previous
+    inner join answered as larger
+        on {% for key in run %}larger.{{ key }} = previous.{{ key }} and {% endfor %}larger.size = previous.size
+    inner join answered as smaller
+        on {% for key in run %}smaller.{{ key }} = previous.{{ key }} and {% endfor %}smaller.size = previous.previous_size
+        and smaller.qid = larger.qid and smaller.turn = larger.turn
+    group by all
+),
+
+final as (
+    select
+        {% for key in run %}means.{{ key }}, {% endfor %}
+        means.size,
+        means.size_order,
+        means.n,
+        means.mean::double as mean,
+        means.ci_low,
+        means.ci_high,
+        means.ci_method,
+        previous.previous_size,
+        differences.n_common as n_common_with_previous,
+        differences.difference::double as difference_from_previous,
+        differences.interval.low as difference_ci_low,
+        differences.interval.high as difference_ci_high
+    from means
+    inner join previous
+        on {% for key in run %}previous.{{ key }} = means.{{ key }} and {% endfor %}previous.size = means.size
+    left join differences
+        on {% for key in run %}differences.{{ key }} = means.{{ key }} and {% endfor %}differences.size = means.size
+)
+
+select * from final
+{% endmacro %}
+
+
+{#
+  scaling_sizes: which sizes the cross-size tables read. One row per benchmark size: whether its
+  schema holds a built scores table, how many answered primary turns and runs it holds, and
+  how to build it when it is missing.
+#}
+{% macro scoring_scaling_sizes(sized) %}
+with
+
+sizes as (
+    select * from (values ('32k', 1), ('128k', 2), ('1m', 3)) as sizes(size, size_order)
+),
+
+built as (
+    {% for size, relation in sized %}
+    select
+        '{{ size }}' as size,
+        count(*) filter (where is_answered) as n_answered_turns,
+        count(distinct (source, system, method, variant)) filter (where is_answered) as n_runs
+    from {{ relation }}
+    where is_primary and grain = 'turn' and rule = 'loft'
+    {{ 'union all' if not loop.last }}
+    {% endfor %}
+    {% if not sized %}
+    select null::varchar as size, null::bigint as n_answered_turns, null::bigint as n_runs where false
+    {% endif %}
+),
+
+final as (
+    select
+        sizes.size,
+        sizes.size_order::bigint as size_order,
+        'loft_' || sizes.size as schema_name,
+        built.size is not null as is_built,
+        coalesce(built.n_answered_turns, 0)::bigint as n_answered_turns,
+        coalesce(built.n_runs, 0)::bigint as n_runs,
+        case
+            when built.size is null
+                then 'not built: dbt build --select loft_' || sizes.size || ', then dbt build --select loft_compare'
+        end as note
+    from sizes
+    left join built using (size)
+)
+
+select * from final order by size_order
+{% endmacro %}

@@ -1,0 +1,1 @@
+{{ scoring_sql_operator_accuracy() }}

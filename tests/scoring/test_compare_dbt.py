@@ -1,0 +1,66 @@
+"""The cross-size tables in dbt (models/loft_compare): ArguAna built at 32k and 128k with bm25,
+then `dbt build --select loft_compare` reads both sizes and says that 1m is missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import query, run_dbt
+
+pytestmark = pytest.mark.slow
+SETTINGS = "{datasets: [retrieval/arguana], systems: [bm25]}"
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    work = tmp_path_factory.mktemp("compare")
+    database = work / "loft.duckdb"
+    env = {"LOFT_RESPONSE_STORE": str(work / "store.sqlite"), "LOFT_IMPORTS_DIR": str(work / "imports")}
+    built = run_dbt(["build", "--select", "loft_32k", "loft_128k", "--vars", SETTINGS], database, env)
+    assert built.returncode == 0, built.stdout[-5000:]
+    compared = run_dbt(["build", "--select", "loft_compare", "--vars", SETTINGS], database, env)
+    assert compared.returncode == 0, compared.stdout[-5000:]
+    return database
+
+
+def test_sizes_name_the_missing_one(warehouse: Path) -> None:
+    rows = query(warehouse, "select size, is_built, n_runs, note is null from loft_compare.sizes order by size_order")
+    assert rows == [("32k", True, 1, True), ("128k", True, 1, True), ("1m", False, 0, False)]
+
+
+def test_the_same_dev_queries_are_followed_across_sizes(warehouse: Path) -> None:
+    rows = query(
+        warehouse,
+        "select split, size, count(*), min(n_sizes), max(n_sizes) from loft_compare.scaling_scores "
+        "where dataset = 'arguana' group by all order by split, size",
+    )
+    # ArguAna's release has 10 dev queries at both sizes and 100 test queries at 128k only.
+    assert rows == [("dev", "128k", 10, 2, 2), ("dev", "32k", 10, 2, 2), ("test", "128k", 100, 1, 1)]
+
+
+def test_the_curve_is_the_paired_change_of_those_queries(warehouse: Path) -> None:
+    scores = query(
+        warehouse,
+        "select qid, size, value from loft_compare.scaling_scores where split = 'dev' and dataset = 'arguana'",
+    )
+    by_size: dict[str, dict[str, float]] = {}
+    for qid, size, value in scores:
+        by_size.setdefault(size, {})[qid] = value
+    expected = sum(by_size["128k"][q] - by_size["32k"][q] for q in by_size["32k"]) / 10
+    [(previous, n_common, difference, low, high)] = query(
+        warehouse,
+        "select previous_size, n_common_with_previous, difference_from_previous, difference_ci_low, difference_ci_high "
+        "from loft_compare.scaling_curves where split = 'dev' and size = '128k'",
+    )
+    assert (previous, n_common) == ("32k", 10)
+    assert difference == pytest.approx(expected)
+    assert low <= difference <= high
+    metrics = query(
+        warehouse,
+        "select size, mean from loft_32k.metrics where split = 'dev' and is_primary and grain = 'turn' "
+        "union all select size, mean from loft_128k.metrics where split = 'dev' and is_primary and grain = 'turn'",
+    )
+    curve = query(warehouse, "select size, mean from loft_compare.scaling_curves where split = 'dev'")
+    assert sorted(curve) == sorted((size, pytest.approx(mean)) for size, mean in metrics)

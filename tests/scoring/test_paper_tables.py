@@ -1,0 +1,406 @@
+"""The paper-table marts (macros/scoring_paper_tables.sql) recover planted effects, and the
+paper's values they set beside are typed in as printed.
+
+Planted runs answer right on an exact share of the queries (not by chance), chosen per cell, so
+each cell's true value is known: the mart must put it inside its 95% interval, a planted
+difference inside the difference's interval, and a planted zero difference must give an
+interval that covers 0 while a planted one excludes it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import duckdb
+import pytest
+
+from loft_warehouse.scoring.duckdb_functions import register
+from loft_warehouse.settings import PROJECT_ROOT
+from tests.scoring.sqlkit import macros
+
+SEED = 7
+TABLE4 = PROJECT_ROOT / "seeds" / "paper_table4.csv"
+# Table 4's printed Average row (Titles Only: without ArguAna and FIQA, which have no titles).
+TABLE4_AVERAGES = {
+    "default": 0.64,
+    "generic_instruction": 0.62,
+    "query_at_beginning": 0.51,
+    "alphanumeric_ids": 0.61,
+    "title_only": 0.30,
+    "no_id_echo": 0.59,
+    "corpus_in_each_few_shot": 0.55,
+    "no_cot": 0.61,
+}
+SCORE_COLUMNS = {
+    "size": "varchar",
+    "source": "varchar",
+    "system": "varchar",
+    "method": "varchar",
+    "task": "varchar",
+    "dataset": "varchar",
+    "variant": "varchar",
+    "split": "varchar",
+    "qid": "varchar",
+    "turn": "bigint",
+    "grain": "varchar",
+    "metric": "varchar",
+    "rule": "varchar",
+    "metric_name": "varchar",
+    "value": "double",
+    "status": "varchar",
+    "is_answered": "boolean",
+    "is_empty_answer": "boolean",
+    "is_primary": "boolean",
+    "gold_positions": "bigint[]",
+    "gold_depth": "double",
+    "gold_token_offset": "bigint",
+}
+
+
+def _scores_table(con: duckdb.DuckDBPyConnection, rows: Iterable[dict[str, Any]]) -> None:
+    con.execute(f"create table scores ({', '.join(f'{k} {v}' for k, v in SCORE_COLUMNS.items())})")
+    defaults = {
+        "size": "128k",
+        "source": "inference",
+        "method": "cic",
+        "split": "test",
+        "turn": 0,
+        "grain": "turn",
+        "rule": "loft",
+        "status": "ok",
+        "is_answered": True,
+        "is_empty_answer": False,
+        "is_primary": True,
+    }
+    full = [{**defaults, **row} for row in rows]
+    for row in full:
+        row["metric_name"] = f"{row['metric']}_{row['rule']}"
+    if not full:
+        return
+    con.executemany(
+        f"insert into scores by name select {', '.join(f'?::{v} as {k}' for k, v in SCORE_COLUMNS.items())}",
+        [[row.get(k) for k in SCORE_COLUMNS] for row in full],
+    )
+
+
+def _right(indices: Iterable[int], n: int) -> list[float]:
+    right = set(indices)
+    return [1.0 if q in right else 0.0 for q in range(n)]
+
+
+# ---------------------------------------------------------------- LOFT Table 4 (ablations)
+
+N_QUERIES = 60
+# (task, dataset, metric) -> variant -> which of q0..q59 the planted system answers right.
+PLANTED_ABLATIONS = {
+    ("retrieval", "arguana", "recall@1"): {
+        "default": range(0, 48),  # 0.80
+        "no_cot": range(0, 36),  # 0.60: a planted drop of 0.20 on the same queries
+        "generic_instruction": range(12, 60),  # 0.80 on other queries: a planted zero effect
+    },
+    ("rag", "nq", "subspan_em"): {
+        "default": range(0, 30),  # 0.50
+        "query_at_beginning": range(0, 15),  # 0.25: a drop of 0.25
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def ablations() -> duckdb.DuckDBPyConnection:
+    con = register(duckdb.connect())
+    rows = []
+    for (task, dataset, metric), arms in PLANTED_ABLATIONS.items():
+        for variant, right in arms.items():
+            for q, value in enumerate(_right(right, N_QUERIES)):
+                rows.append(
+                    {
+                        "system": "planted",
+                        "task": task,
+                        "dataset": dataset,
+                        "variant": variant,
+                        "qid": f"q{q}",
+                        "metric": metric,
+                        "value": value,
+                    }  # fmt: skip
+                )
+    _scores_table(con, rows)
+    m = macros()
+    con.execute(f"create table metrics as {m.scoring_metrics(scores='scores', seed=SEED, limit='')}")
+    con.execute(f"create table comparisons as {m.scoring_paired_comparisons(scores='scores', seed=SEED)}")
+    con.execute(f"create table paper as select * from read_csv('{TABLE4}', header = true, auto_detect = true)")
+    con.execute(
+        "create table datasets as select * from (values ('retrieval', 'arguana'), ('rag', 'nq')) t(task, dataset)"
+    )
+    sql = m.scoring_ablations(
+        metrics="metrics", comparisons="comparisons", paper="paper", datasets="datasets", size="128k"
+    )
+    con.execute(f"create table ablations as {sql}")
+    return con
+
+
+def _cell(con: duckdb.DuckDBPyConnection, dataset: str, ablation: str, task: str = "retrieval") -> dict[str, Any]:
+    relation = con.sql(
+        f"select * from ablations where task = '{task}' and dataset = '{dataset}' and ablation = '{ablation}'"
+    )
+    rows = relation.fetchall()
+    assert len(rows) == 1, rows
+    return dict(zip(relation.columns, rows[0], strict=True))
+
+
+def test_every_paper_cell_has_a_row_per_run(ablations: duckdb.DuckDBPyConnection) -> None:
+    n_cells = ablations.sql("select count(*) from paper").fetchone()[0]
+    assert n_cells == 88
+    assert ablations.sql("select count(*), count(distinct system) from ablations").fetchone() == (88, 1)
+
+
+def test_planted_means_lie_inside_the_intervals(ablations: duckdb.DuckDBPyConnection) -> None:
+    for (task, dataset, _), arms in PLANTED_ABLATIONS.items():
+        for variant, right in arms.items():
+            cell = _cell(ablations, dataset, variant, task)
+            planted = len(right) / N_QUERIES
+            assert cell["run_status"] == "scored" and cell["n"] == N_QUERIES and cell["reason"] is None
+            assert cell["mean"] == pytest.approx(planted)
+            assert cell["ci_low"] <= planted <= cell["ci_high"]
+
+
+def test_planted_differences_are_recovered(ablations: duckdb.DuckDBPyConnection) -> None:
+    drop = _cell(ablations, "arguana", "no_cot")
+    assert drop["difference_from_best"] == pytest.approx(-0.20)
+    assert drop["difference_ci_low"] <= -0.20 <= drop["difference_ci_high"] < 0
+    assert drop["n_paired"] == N_QUERIES
+    rag = _cell(ablations, "nq", "query_at_beginning", "rag")
+    assert rag["difference_from_best"] == pytest.approx(-0.25)
+    assert rag["difference_ci_low"] <= -0.25 <= rag["difference_ci_high"] < 0
+    zero = _cell(ablations, "arguana", "generic_instruction")
+    assert zero["difference_from_best"] == pytest.approx(0.0)
+    assert zero["difference_ci_low"] < 0 < zero["difference_ci_high"]
+    assert _cell(ablations, "arguana", "default")["difference_from_best"] is None
+
+
+def test_the_paper_stands_beside_each_cell(ablations: duckdb.DuckDBPyConnection) -> None:
+    drop = _cell(ablations, "arguana", "no_cot")
+    assert (drop["paper_value"], drop["paper_column"], drop["row_order"], drop["column_order"]) == (
+        0.79,
+        "Without CoT",
+        1,
+        8,
+    )
+    assert drop["paper_difference_from_best"] == pytest.approx(0.79 - 0.84)
+    assert "Table 4" in drop["paper_source"]
+
+
+def test_unfilled_cells_say_why(ablations: duckdb.DuckDBPyConnection) -> None:
+    assert _cell(ablations, "arguana", "title_only")["reason"].startswith("not applicable: the dataset has no titles")
+    not_built = _cell(ablations, "fiqa", "default")
+    assert (not_built["n"], not_built["mean"], not_built["run_status"]) == (0, None, "missing")
+    assert not_built["reason"] == "not built: no retrieval/fiqa at this size in the data dir"
+    variant = _cell(ablations, "arguana", "alphanumeric_ids")
+    assert variant["reason"] == "not built: prompt variant alphanumeric_ids was not in prompt_variants"
+
+
+def test_without_any_run_the_paper_cells_stand_alone() -> None:
+    con = register(duckdb.connect())
+    _scores_table(con, [])
+    m = macros()
+    con.execute(f"create table metrics as {m.scoring_metrics(scores='scores', seed=SEED, limit='')}")
+    con.execute(f"create table comparisons as {m.scoring_paired_comparisons(scores='scores', seed=SEED)}")
+    con.execute(f"create table paper as select * from read_csv('{TABLE4}', header = true, auto_detect = true)")
+    con.execute("create table datasets (task varchar, dataset varchar)")
+    sql = m.scoring_ablations(
+        metrics="metrics", comparisons="comparisons", paper="paper", datasets="datasets", size="32k"
+    )
+    rows = con.sql(
+        f"select size, system, n, reason from ({sql}) where ablation = 'default' order by row_order"
+    ).fetchall()
+    assert len(rows) == 11
+    assert rows[0] == ("32k", None, 0, "not built: no retrieval/arguana at this size in the data dir")
+
+
+def test_table4_seed_matches_the_printed_averages() -> None:
+    con = duckdb.connect()
+    con.execute(f"create table paper as select * from read_csv('{TABLE4}', header = true, auto_detect = true)")
+    assert con.sql("select count(*), count(value) from paper").fetchone() == (88, 86)
+    for ablation, printed in TABLE4_AVERAGES.items():
+        mean = con.execute("select avg(value) from paper where ablation = ?", [ablation]).fetchone()[0]
+        if ablation == "corpus_in_each_few_shot":
+            # Kept as printed: the cells average 0.58 where the paper prints 0.55 (models/_sources.yml).
+            assert mean == pytest.approx(6.34 / 11)
+        else:
+            assert abs(mean - printed) <= 0.005 + 1e-9, (ablation, mean, printed)
+
+
+# ---------------------------------------------------------------- LOFT Figure 6 (SQL operators)
+
+# Gold SQL -> (turns, turns answered right): accuracy planted per operator.
+PLANTED_OPERATORS = {
+    "SELECT count(*) FROM singer": (40, 36),  # count 0.90
+    "SELECT avg(age) FROM singer": (40, 12),  # avg 0.30
+    "SELECT name FROM singer WHERE country = 'France'": (40, 30),  # equality 0.75
+    "SELECT name FROM singer WHERE age > 30": (40, 20),  # inequality 0.50
+    "SELECT name FROM singer": (10, 10),  # no_operator 1.0 (n < 30: no claim on its interval)
+}
+
+
+@pytest.fixture(scope="module")
+def operators() -> duckdb.DuckDBPyConnection:
+    con = register(duckdb.connect())
+    rows, queries = [], []
+    q = 0
+    for sql, (n, right) in PLANTED_OPERATORS.items():
+        for i in range(n):
+            queries.append(("sql", "spider", "test", f"q{q}", 0, sql))
+            for rule in ("loft", "strict"):
+                rows.append(
+                    {
+                        "system": "planted",
+                        "task": "sql",
+                        "dataset": "spider",
+                        "variant": "default",
+                        "qid": f"q{q}",
+                        "metric": "exec_acc",
+                        "rule": rule,
+                        "value": 1.0 if i < right else 0.0,
+                        "is_primary": rule == "loft",
+                    }  # fmt: skip
+                )
+            q += 1
+    # A retrieval row and a conversation row must not enter the bins.
+    rows.append({"system": "planted", "task": "retrieval", "dataset": "nq", "variant": "default", "qid": "q0",
+                 "metric": "recall@1", "value": 1.0})  # fmt: skip
+    rows.append({"system": "planted", "task": "sql", "dataset": "spider", "variant": "default", "qid": "q0",
+                 "metric": "exec_acc", "grain": "conversation", "value": 0.0})  # fmt: skip
+    _scores_table(con, rows)
+    columns = "task varchar, dataset varchar, split varchar, qid varchar, turn bigint, gold_sql varchar"
+    con.execute(f"create table queries ({columns})")
+    con.executemany("insert into queries values (?, ?, ?, ?, ?, ?)", queries)
+    sql = macros().scoring_sql_operator_accuracy(scores="scores", queries="queries", seed=SEED, limit="")
+    con.execute(f"create table operator_accuracy as {sql}")
+    return con
+
+
+def test_planted_operator_accuracy_is_recovered(operators: duckdb.DuckDBPyConnection) -> None:
+    got = {
+        operator: (n, mean, low, high)
+        for operator, n, mean, low, high in operators.sql(
+            "select operator, n, mean, ci_low, ci_high from operator_accuracy where rule = 'loft'"
+        ).fetchall()
+    }
+    planted = {"count": (40, 0.90), "avg": (40, 0.30), "equality": (40, 0.75), "inequality": (40, 0.50)}
+    planted["no_operator"] = (10, 1.0)
+    planted["all"] = (170, (36 + 12 + 30 + 20 + 10) / 170)
+    assert set(got) == set(planted)
+    for operator, (n, value) in planted.items():
+        assert got[operator][:2] == (n, pytest.approx(value)), operator
+        if n >= 30:
+            assert got[operator][2] <= value <= got[operator][3], operator
+    # the paper's reading: averaging is hardest, counting easiest, equality above inequality
+    assert got["avg"][3] < got["count"][2]
+    assert got["inequality"][3] < got["count"][2]
+
+
+def test_operator_bins_keep_each_rule(operators: duckdb.DuckDBPyConnection) -> None:
+    rules = operators.sql("select rule, count(*) from operator_accuracy group by rule order by rule").fetchall()
+    assert rules == [("loft", 6), ("strict", 6)]
+
+
+# ---------------------------------------------------------------- LOFT Figure 5 (scaling)
+
+# system -> size -> which of q0..q59 it answers right at that size (absent: not run there).
+PLANTED_SCALING = {
+    "decline": {"32k": range(0, 54), "128k": range(0, 48), "1m": range(0, 36)},  # 0.9, 0.8, 0.6
+    "flat": {"32k": range(0, 48), "128k": range(12, 60)},  # 0.8 twice, on other queries
+}
+
+
+@pytest.fixture(scope="module")
+def scaling() -> duckdb.DuckDBPyConnection:
+    con = register(duckdb.connect())
+    sized = []
+    for size in ("32k", "128k", "1m"):
+        con.execute(f"create schema s{size}")
+        rows = [
+            {
+                "size": size,
+                "system": system,
+                "task": "retrieval",
+                "dataset": "nq",
+                "variant": "default",
+                "qid": f"q{q}",
+                "metric": "recall@1",
+                "value": value,
+            }  # fmt: skip
+            for system, by_size in PLANTED_SCALING.items()
+            if size in by_size
+            for q, value in enumerate(_right(by_size[size], N_QUERIES))
+        ]
+        # A strict-rule row and a non-primary row stay out of the curves.
+        strict = {"rule": "strict", "value": 0.0, "is_primary": False}
+        rows.append({"size": size, "system": "decline", "task": "retrieval", "dataset": "nq", "variant": "default",
+                     "qid": "q0", "metric": "recall@1", **strict})  # fmt: skip
+        con.execute(f"use s{size}")
+        _scores_table(con, rows)
+        sized.append([size, f"s{size}.scores"])
+    con.execute("use memory.main")
+    m = macros()
+    con.execute(f"create table scaling_scores as {m.scoring_scaling_scores(sized)}")
+    con.execute(f"create table scaling_curves as {m.scoring_scaling_curves('scaling_scores', seed=SEED)}")
+    con.execute(f"create table sizes_two as {m.scoring_scaling_sizes(sized[:2])}")
+    return con
+
+
+def _curve(con: duckdb.DuckDBPyConnection, system: str) -> dict[str, dict[str, Any]]:
+    relation = con.sql(f"select * from scaling_curves where system = '{system}' order by size_order")
+    return {
+        row[relation.columns.index("size")]: dict(zip(relation.columns, row, strict=True))
+        for row in relation.fetchall()
+    }
+
+
+def test_scaling_scores_pair_each_query_across_sizes(scaling: duckdb.DuckDBPyConnection) -> None:
+    rows = scaling.sql(
+        "select system, size, count(*), min(n_sizes), max(n_sizes) from scaling_scores group by all order by all"
+    ).fetchall()
+    assert rows == [
+        ("decline", "128k", 60, 3, 3),
+        ("decline", "1m", 60, 3, 3),
+        ("decline", "32k", 60, 3, 3),
+        ("flat", "128k", 60, 2, 2),
+        ("flat", "32k", 60, 2, 2),
+    ]
+
+
+def test_planted_decline_is_recovered(scaling: duckdb.DuckDBPyConnection) -> None:
+    curve = _curve(scaling, "decline")
+    for size, planted in (("32k", 0.9), ("128k", 0.8), ("1m", 0.6)):
+        assert curve[size]["mean"] == pytest.approx(planted)
+        assert curve[size]["ci_low"] <= planted <= curve[size]["ci_high"]
+    assert curve["32k"]["previous_size"] is None and curve["32k"]["difference_from_previous"] is None
+    for size, previous, planted in (("128k", "32k", -0.1), ("1m", "128k", -0.2)):
+        row = curve[size]
+        assert (row["previous_size"], row["n_common_with_previous"]) == (previous, N_QUERIES)
+        assert row["difference_from_previous"] == pytest.approx(planted)
+        assert row["difference_ci_low"] <= planted <= row["difference_ci_high"] < 0
+
+
+def test_planted_zero_change_covers_zero(scaling: duckdb.DuckDBPyConnection) -> None:
+    curve = _curve(scaling, "flat")
+    assert set(curve) == {"32k", "128k"}
+    row = curve["128k"]
+    assert row["difference_from_previous"] == pytest.approx(0.0)
+    assert row["difference_ci_low"] < 0 < row["difference_ci_high"]
+
+
+def test_sizes_say_which_are_missing(scaling: duckdb.DuckDBPyConnection) -> None:
+    rows = scaling.sql("select size, is_built, n_answered_turns, n_runs, note from sizes_two").fetchall()
+    assert rows[:2] == [("32k", True, 120, 2, None), ("128k", True, 120, 2, None)]
+    assert rows[2][:4] == ("1m", False, 0, 0)
+    assert rows[2][4].startswith("not built: dbt build --select loft_1m")
+
+
+def test_no_size_built_gives_empty_tables() -> None:
+    con = register(duckdb.connect())
+    m = macros()
+    con.execute(f"create table scaling_scores as {m.scoring_scaling_scores([])}")
+    con.execute(f"create table scaling_curves as {m.scoring_scaling_curves('scaling_scores', seed=SEED)}")
+    assert con.sql("select count(*) from scaling_curves").fetchone() == (0,)
+    assert con.sql(f"select count(*) filter (where is_built) from ({m.scoring_scaling_sizes([])})").fetchone() == (0,)
