@@ -404,3 +404,76 @@ def test_no_size_built_gives_empty_tables() -> None:
     con.execute(f"create table scaling_curves as {m.scoring_scaling_curves('scaling_scores', seed=SEED)}")
     assert con.sql("select count(*) from scaling_curves").fetchone() == (0,)
     assert con.sql(f"select count(*) filter (where is_built) from ({m.scoring_scaling_sizes([])})").fetchone() == (0,)
+
+
+# ---------------------------------------------------------------- LOFT Figures 7 and 8 (examples)
+
+FEW_SHOT_RIGHT = {k: 20 + 4 * k for k in range(6)}  # of 40 turns: 0.50, 0.60, ..., 1.00
+CONTEXT_RIGHT = {"context_2k": 12, "context_8k": 24, "context_32k": 24}  # of 40: 0.3, 0.6, 0.6
+# Many-shot examples by the smallest context that holds them: 10 at 2k, 30 more by 8k, 60 more by 32k.
+EXAMPLES = {"2k": 10, "4k": 10, "8k": 20, "16k": 20, "32k": 40}
+
+
+@pytest.fixture(scope="module")
+def examples() -> duckdb.DuckDBPyConnection:
+    con = register(duckdb.connect())
+    rows = []
+    for k, right in FEW_SHOT_RIGHT.items():
+        rows += [
+            {
+                "system": "planted",
+                "task": "retrieval",
+                "dataset": "nq",
+                "variant": f"few_shot_{k}",
+                "qid": f"q{q}",
+                "metric": "recall@1",
+                "value": value,
+            }  # fmt: skip
+            for q, value in enumerate(_right(range(right), 40))
+        ]
+    for variant, right in CONTEXT_RIGHT.items():
+        rows += [
+            {
+                "system": "planted",
+                "task": "icl",
+                "dataset": "bbh_date",
+                "variant": variant,
+                "qid": f"q{q}",
+                "metric": "em",
+                "value": value,
+            }  # fmt: skip
+            for q, value in enumerate(_right(range(right), 40))
+        ]
+    # default and an ablation are no points of these figures; a system that never answered is no run.
+    rows.append({"system": "planted", "task": "retrieval", "dataset": "nq", "variant": "no_cot", "qid": "q0",
+                 "metric": "recall@1", "value": 1.0})  # fmt: skip
+    rows.append({"system": "silent", "task": "retrieval", "dataset": "nq", "variant": "few_shot_0", "qid": "q0",
+                 "metric": "recall@1", "value": 0.0, "status": "error", "is_answered": False})  # fmt: skip
+    _scores_table(con, rows)
+    con.execute(f"create table metrics as {macros().scoring_metrics(scores='scores', seed=SEED, limit='')}")
+    con.execute("create table corpus (task varchar, dataset varchar, min_context varchar)")
+    for context, n in EXAMPLES.items():
+        con.executemany("insert into corpus values ('icl', 'bbh_date', ?)", [[context]] * n)
+    con.execute("insert into corpus values ('retrieval', 'nq', '128k')")
+    sql = macros().scoring_example_curves(metrics="metrics", corpus="corpus")
+    con.execute(f"create table example_curves as {sql}")
+    return con
+
+
+def test_planted_example_curves_are_recovered(examples: duckdb.DuckDBPyConnection) -> None:
+    rows = examples.sql(
+        "select experiment, x, x_unit, n_examples, examples_share, n, mean, ci_low, ci_high from example_curves "
+        "order by experiment, x"
+    ).fetchall()
+    expected = [("icl_context", c, "context_tokens", n, share, 40, right / 40) for c, n, share, right in (
+        (2000, 10, 0.1, 12), (8000, 40, 0.4, 24), (32000, 100, 1.0, 24))]  # fmt: skip
+    expected += [
+        ("loft_few_shot", k, "few_shot_examples", k, None, 40, right / 40) for k, right in FEW_SHOT_RIGHT.items()
+    ]
+    assert [row[:7] for row in rows] == [
+        (*row[:4], None if row[4] is None else pytest.approx(row[4]), row[5], pytest.approx(row[6])) for row in expected
+    ]
+    for row, planted in zip(rows, expected, strict=True):
+        assert row[7] <= planted[6] <= row[8]
+    # the planted rise with more few-shot examples: the 0-shot and 5-shot intervals do not overlap
+    assert rows[3][8] < rows[-1][7]

@@ -1,0 +1,1 @@
+{{ scoring_example_curves() }}
