@@ -180,8 +180,24 @@ points as (
     select * from measured
 ),
 
+final as (
+    {{ scoring_answered_means('points', keys, seed, limit) }}
+)
+
+select * from final
+{% endmacro %}
+
+
+{#
+  The curve marts' points (position_curves, sql_operator_accuracy): scoring_means of `value` per
+  group of `keys` with n_unanswered, and the query limit. A group that answered nothing has no
+  accuracy there, so it is left out.
+#}
+{% macro scoring_answered_means(relation, keys, seed, limit) %}
+with
+
 means as (
-    {{ scoring_means('points', keys, ['count(*) filter (where not is_answered) as n_unanswered'], seed) }}
+    {{ scoring_means(relation, keys, ['count(*) filter (where not is_answered) as n_unanswered'], seed) }}
 )
 
 select
@@ -194,7 +210,7 @@ select
     ci_method,
     {{ limit or 'null' }}::bigint as query_limit
 from means
-where n_unanswered < n  -- a system that answered nothing at a position has no accuracy there
+where n_unanswered < n
 {% endmacro %}
 
 

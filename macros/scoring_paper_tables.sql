@@ -43,7 +43,7 @@ built as (
 ),
 
 test_metrics as (
-    select metrics.*
+    select metrics.* rename (variant as ablation)
     from {{ metrics }} as metrics
     inner join paper
         on metrics.task = paper.task
@@ -85,6 +85,16 @@ differences as (
     where split = 'test'
         and source_a = source_b and system_a = system_b and method_a = method_b
         and 'default' in (variant_a, variant_b) and variant_a <> variant_b
+),
+
+paper_differences as (
+    select differences.* exclude (metric_name)
+    from differences
+    semi join paper
+        on paper.task = differences.task
+        and paper.dataset = differences.dataset
+        and paper.ablation = differences.ablation
+        and paper.metric || '_loft' = differences.metric_name
 ),
 
 paper_best as (
@@ -133,23 +143,8 @@ final as (
         end as reason,
         cell.query_limit
     from run_cells
-    left join test_metrics as cell
-        on cell.size = run_cells.size
-        and cell.source is not distinct from run_cells.source
-        and cell.system is not distinct from run_cells.system
-        and cell.method is not distinct from run_cells.method
-        and cell.task = run_cells.task
-        and cell.dataset = run_cells.dataset
-        and cell.variant = run_cells.ablation
-    left join differences
-        on differences.size = run_cells.size
-        and differences.source is not distinct from run_cells.source
-        and differences.system is not distinct from run_cells.system
-        and differences.method is not distinct from run_cells.method
-        and differences.task = run_cells.task
-        and differences.dataset = run_cells.dataset
-        and differences.ablation = run_cells.ablation
-        and differences.metric_name = run_cells.metric || '_loft'
+    left join test_metrics as cell using (size, source, system, method, task, dataset, ablation)
+    left join paper_differences as differences using (size, source, system, method, task, dataset, ablation)
     left join paper_best
         on paper_best.task = run_cells.task and paper_best.dataset = run_cells.dataset
     left join built
@@ -195,22 +190,8 @@ points as (
     inner join gold_operators using (task, dataset, split, qid, turn)
 ),
 
-means as (
-    {{ scoring_means('points', keys, ['count(*) filter (where not is_answered) as n_unanswered'], seed) }}
-),
-
 final as (
-    select
-        {{ keys | join(', ') }},
-        n,
-        n_unanswered,
-        mean,
-        ci_low,
-        ci_high,
-        ci_method,
-        {{ limit or 'null' }}::bigint as query_limit
-    from means
-    where n_unanswered < n
+    {{ scoring_answered_means('points', keys, seed, limit) }}
 )
 
 select * from final

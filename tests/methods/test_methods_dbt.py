@@ -266,3 +266,62 @@ def test_malformed_stage_one_answers_are_recorded_and_skipped_upstream(built) ->
         "select sum(n), sum(n_unanswered) from loft_128k.metrics where method = 'icr' and is_primary",
     )
     assert counts == [(220, skipped["icr"])]
+
+
+def test_each_retrieving_stage_is_scored_against_the_gold_documents(built) -> None:
+    """stage_retrieval recomputed here from what stage 1 named (bm25's shown IDs, ICR's pages)."""
+    database = built[0]
+    positions = {
+        (dataset, variant, position): pid
+        for dataset, variant, position, pid in query(
+            database, "select dataset, variant, position, pid from loft_128k.prompt_doc_ids where task = 'rag'"
+        )
+    }
+    shown = {(d, v, str(p)): pid for (d, v, p), pid in positions.items()}
+    gold = {
+        (dataset, qid): set(pids)
+        for dataset, qid, pids in query(
+            database, "select dataset, qid, gold_pids from loft_128k.queries where task = 'rag'"
+        )
+    }
+    answers = query(
+        database,
+        "select method, dataset, variant, qid, status, answers_strict from loft_128k_internal.int_stage1_answers "
+        "where method in ('rag_top5', 'icr') and split = 'test'",
+    )
+    expected: dict[tuple[str, str, str], float] = {}
+    for method, dataset, variant, qid, status, items in answers:
+        if status != "ok":
+            pids: list[str] = []
+        elif method == "icr":
+            pids = [
+                positions[(dataset, variant, int(i) - 1)] for i in items if (dataset, variant, int(i) - 1) in positions
+            ]
+        else:
+            pids = [shown[(dataset, variant, i)] for i in items]
+        expected[(method, dataset, qid)] = len(set(pids) & gold[(dataset, qid)]) / len(gold[(dataset, qid)])
+    got = {
+        (method, dataset, qid): recall
+        for method, dataset, qid, recall in query(
+            database,
+            "select method, dataset, qid, recall from loft_128k.stage_retrieval "
+            "where stage = 1 and method in ('rag_top5', 'icr') and split = 'test' and system = 'gpt-fixture'",
+        )
+    }
+    assert got.keys() == expected.keys() and len(got) == 400  # 2 methods x 2 datasets x 100 test queries
+    assert all(got[key] == pytest.approx(value) for key, value in expected.items())
+    means = query(
+        database,
+        "select method, dataset, n, mean from loft_128k.stage_metrics "
+        "where measure = 'recall' and stage = 1 and method in ('rag_top5', 'icr') and split = 'test'",
+    )
+    for method, dataset, n, mean in means:
+        values = [v for (m, d, _), v in expected.items() if (m, d) == (method, dataset)]
+        assert (n, mean) == (len(values), pytest.approx(sum(values) / len(values)))
+    attributed = query(
+        database,
+        "select method, bool_and(n = n_retrieval_hit + n_retrieval_miss), bool_and(n_reading_miss <= n_retrieval_hit) "
+        "from loft_128k.error_attribution where split = 'test' group by method order by method",
+    )
+    retrieving = ["chunked_icr", "icr", "justified_verify", "r_and_r", "rag_top20", "rag_top5", "rag_top5_justified"]
+    assert attributed == [(method, True, True) for method in retrieving]

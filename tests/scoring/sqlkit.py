@@ -275,6 +275,67 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", lim
     return seconds
 
 
+# Columns of the scores view that the aggregate and paper-table marts read.
+SCORE_COLUMNS = {
+    "size": "varchar",
+    "source": "varchar",
+    "system": "varchar",
+    "method": "varchar",
+    "task": "varchar",
+    "dataset": "varchar",
+    "variant": "varchar",
+    "split": "varchar",
+    "qid": "varchar",
+    "turn": "bigint",
+    "grain": "varchar",
+    "metric": "varchar",
+    "rule": "varchar",
+    "metric_name": "varchar",
+    "value": "double",
+    "status": "varchar",
+    "is_answered": "boolean",
+    "is_empty_answer": "boolean",
+    "is_primary": "boolean",
+    "gold_positions": "bigint[]",
+    "gold_depth": "double",
+    "gold_token_offset": "bigint",
+}
+
+
+def scores_table(con: duckdb.DuckDBPyConnection, rows: Iterable[dict[str, Any]]) -> None:
+    """A `scores` table (the view's columns the aggregate marts read) from rows given as dicts;
+    unnamed columns take a scored, answered, primary test turn of cic at 128k."""
+    con.execute(f"create table scores ({', '.join(f'{k} {v}' for k, v in SCORE_COLUMNS.items())})")
+    defaults = {
+        "size": "128k",
+        "source": "inference",
+        "method": "cic",
+        "split": "test",
+        "turn": 0,
+        "grain": "turn",
+        "rule": "loft",
+        "status": "ok",
+        "is_answered": True,
+        "is_empty_answer": False,
+        "is_primary": True,
+    }
+    full = [{**defaults, **row} for row in rows]
+    for row in full:
+        row["metric_name"] = f"{row['metric']}_{row['rule']}"
+    if not full:
+        return
+    con.executemany(
+        f"insert into scores by name select {', '.join(f'?::{v} as {k}' for k, v in SCORE_COLUMNS.items())}",
+        [[row.get(k) for k in SCORE_COLUMNS] for row in full],
+    )
+
+
+def right_answers(indices: Iterable[int], n: int) -> list[float]:
+    """Planted 0/1 scores of q0..q{n-1}: 1 exactly where the index is given."""
+    right = set(indices)
+    return [1.0 if q in right else 0.0 for q in range(n)]
+
+
 class Scenario:
     """A small hand-made warehouse: queries, prompts, shown-ID maps and responses.
 

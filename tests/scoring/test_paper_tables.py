@@ -8,7 +8,6 @@ interval that covers 0 while a planted one excludes it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import duckdb
@@ -16,7 +15,7 @@ import pytest
 
 from loft_warehouse.scoring.duckdb_functions import register
 from loft_warehouse.settings import PROJECT_ROOT
-from tests.scoring.sqlkit import macros
+from tests.scoring.sqlkit import macros, right_answers, scores_table
 
 SEED = 7
 TABLE4 = PROJECT_ROOT / "seeds" / "paper_table4.csv"
@@ -31,63 +30,6 @@ TABLE4_AVERAGES = {
     "corpus_in_each_few_shot": 0.55,
     "no_cot": 0.61,
 }
-SCORE_COLUMNS = {
-    "size": "varchar",
-    "source": "varchar",
-    "system": "varchar",
-    "method": "varchar",
-    "task": "varchar",
-    "dataset": "varchar",
-    "variant": "varchar",
-    "split": "varchar",
-    "qid": "varchar",
-    "turn": "bigint",
-    "grain": "varchar",
-    "metric": "varchar",
-    "rule": "varchar",
-    "metric_name": "varchar",
-    "value": "double",
-    "status": "varchar",
-    "is_answered": "boolean",
-    "is_empty_answer": "boolean",
-    "is_primary": "boolean",
-    "gold_positions": "bigint[]",
-    "gold_depth": "double",
-    "gold_token_offset": "bigint",
-}
-
-
-def _scores_table(con: duckdb.DuckDBPyConnection, rows: Iterable[dict[str, Any]]) -> None:
-    con.execute(f"create table scores ({', '.join(f'{k} {v}' for k, v in SCORE_COLUMNS.items())})")
-    defaults = {
-        "size": "128k",
-        "source": "inference",
-        "method": "cic",
-        "split": "test",
-        "turn": 0,
-        "grain": "turn",
-        "rule": "loft",
-        "status": "ok",
-        "is_answered": True,
-        "is_empty_answer": False,
-        "is_primary": True,
-    }
-    full = [{**defaults, **row} for row in rows]
-    for row in full:
-        row["metric_name"] = f"{row['metric']}_{row['rule']}"
-    if not full:
-        return
-    con.executemany(
-        f"insert into scores by name select {', '.join(f'?::{v} as {k}' for k, v in SCORE_COLUMNS.items())}",
-        [[row.get(k) for k in SCORE_COLUMNS] for row in full],
-    )
-
-
-def _right(indices: Iterable[int], n: int) -> list[float]:
-    right = set(indices)
-    return [1.0 if q in right else 0.0 for q in range(n)]
-
-
 # ---------------------------------------------------------------- LOFT Table 4 (ablations)
 
 N_QUERIES = 60
@@ -111,7 +53,7 @@ def ablations() -> duckdb.DuckDBPyConnection:
     rows = []
     for (task, dataset, metric), arms in PLANTED_ABLATIONS.items():
         for variant, right in arms.items():
-            for q, value in enumerate(_right(right, N_QUERIES)):
+            for q, value in enumerate(right_answers(right, N_QUERIES)):
                 rows.append(
                     {
                         "system": "planted",
@@ -123,7 +65,7 @@ def ablations() -> duckdb.DuckDBPyConnection:
                         "value": value,
                     }  # fmt: skip
                 )
-    _scores_table(con, rows)
+    scores_table(con, rows)
     m = macros()
     con.execute(f"create table metrics as {m.scoring_metrics(scores='scores', seed=SEED, limit='')}")
     con.execute(f"create table comparisons as {m.scoring_paired_comparisons(scores='scores', seed=SEED)}")
@@ -200,7 +142,7 @@ def test_unfilled_cells_say_why(ablations: duckdb.DuckDBPyConnection) -> None:
 
 def test_without_any_run_the_paper_cells_stand_alone() -> None:
     con = register(duckdb.connect())
-    _scores_table(con, [])
+    scores_table(con, [])
     m = macros()
     con.execute(f"create table metrics as {m.scoring_metrics(scores='scores', seed=SEED, limit='')}")
     con.execute(f"create table comparisons as {m.scoring_paired_comparisons(scores='scores', seed=SEED)}")
@@ -269,7 +211,7 @@ def operators() -> duckdb.DuckDBPyConnection:
                  "metric": "recall@1", "value": 1.0})  # fmt: skip
     rows.append({"system": "planted", "task": "sql", "dataset": "spider", "variant": "default", "qid": "q0",
                  "metric": "exec_acc", "grain": "conversation", "value": 0.0})  # fmt: skip
-    _scores_table(con, rows)
+    scores_table(con, rows)
     columns = "task varchar, dataset varchar, split varchar, qid varchar, turn bigint, gold_sql varchar"
     con.execute(f"create table queries ({columns})")
     con.executemany("insert into queries values (?, ?, ?, ?, ?, ?)", queries)
@@ -331,14 +273,14 @@ def scaling() -> duckdb.DuckDBPyConnection:
             }  # fmt: skip
             for system, by_size in PLANTED_SCALING.items()
             if size in by_size
-            for q, value in enumerate(_right(by_size[size], N_QUERIES))
+            for q, value in enumerate(right_answers(by_size[size], N_QUERIES))
         ]
         # A strict-rule row and a non-primary row stay out of the curves.
         strict = {"rule": "strict", "value": 0.0, "is_primary": False}
         rows.append({"size": size, "system": "decline", "task": "retrieval", "dataset": "nq", "variant": "default",
                      "qid": "q0", "metric": "recall@1", **strict})  # fmt: skip
         con.execute(f"use s{size}")
-        _scores_table(con, rows)
+        scores_table(con, rows)
         sized.append([size, f"s{size}.scores"])
     con.execute("use memory.main")
     m = macros()
@@ -429,7 +371,7 @@ def examples() -> duckdb.DuckDBPyConnection:
                 "metric": "recall@1",
                 "value": value,
             }  # fmt: skip
-            for q, value in enumerate(_right(range(right), 40))
+            for q, value in enumerate(right_answers(range(right), 40))
         ]
     for variant, right in CONTEXT_RIGHT.items():
         rows += [
@@ -442,14 +384,14 @@ def examples() -> duckdb.DuckDBPyConnection:
                 "metric": "em",
                 "value": value,
             }  # fmt: skip
-            for q, value in enumerate(_right(range(right), 40))
+            for q, value in enumerate(right_answers(range(right), 40))
         ]
     # default and an ablation are no points of these figures; a system that never answered is no run.
     rows.append({"system": "planted", "task": "retrieval", "dataset": "nq", "variant": "no_cot", "qid": "q0",
                  "metric": "recall@1", "value": 1.0})  # fmt: skip
     rows.append({"system": "silent", "task": "retrieval", "dataset": "nq", "variant": "few_shot_0", "qid": "q0",
                  "metric": "recall@1", "value": 0.0, "status": "error", "is_answered": False})  # fmt: skip
-    _scores_table(con, rows)
+    scores_table(con, rows)
     con.execute(f"create table metrics as {macros().scoring_metrics(scores='scores', seed=SEED, limit='')}")
     con.execute("create table corpus (task varchar, dataset varchar, min_context varchar)")
     for context, n in EXAMPLES.items():

@@ -67,6 +67,15 @@ def _exec_acc(gold_loft: str, answer_loft: str, gold: str, answer_strict: str, o
     }
 
 
+def _stage_ids(name: str, stage: int) -> str | None:
+    """What the parsed items of a method's stage name (catalogue Stage.ids): 'shown' IDs of the
+    prompt's documents, 'pages' (page p = document position p - 1), or None."""
+    from loft_warehouse.methods.catalogue import method
+
+    chosen = method(name)
+    return chosen.stage(int(stage)).ids if 1 <= int(stage) <= chosen.n_stages else None
+
+
 def _sql_operators(sql: str | None) -> list[str]:
     """The operator bins of a gold SQL query (sql.operators, LOFT Figure 6)."""
     from loft_warehouse.sql.operators import gold_operators
@@ -157,6 +166,7 @@ FUNCTIONS: dict[str, Function] = {
     "loft_counted_bootstrap_interval": Function(
         _counted_bootstrap, [duckdb.list_type(DOUBLE), duckdb.list_type(BIGINT), BIGINT], INTERVAL, _ARROW_INTERVAL
     ),
+    "loft_stage_ids": Function(_stage_ids, [VARCHAR, BIGINT], VARCHAR, pa.string()),
     "loft_sql_operators": Function(_sql_operators, [VARCHAR], VARCHAR_LIST, _ARROW_STRING_LIST, null_aware=True),
     "loft_mcnemar_exact": Function(intervals.mcnemar_exact_p, [BIGINT, BIGINT], DOUBLE, pa.float64()),
 }

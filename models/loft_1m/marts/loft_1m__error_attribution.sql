@@ -1,0 +1,1 @@
+{{ scoring_error_attribution() }}

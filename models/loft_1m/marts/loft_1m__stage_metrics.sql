@@ -1,0 +1,1 @@
+{{ scoring_stage_metrics() }}

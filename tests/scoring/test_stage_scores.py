@@ -1,0 +1,177 @@
+"""Stages scored one by one (macros/scoring_stages.sql) recover a planted retrieval and a planted
+reading effect.
+
+Hand-made predictions of four methods on 60 RAG test queries, each with one gold document:
+- rag_top5: bm25's stage 1 names 5 shown IDs; the gold is among them for q0..q47 (0.8), at rank
+  q % 5 + 1; the reader (stage 2) is right on 36 of those 48 hits (0.75) and on 1 of the 12
+  misses;
+- icr: stage 1 names pages (page p = position p - 1) and one page that names no document; the
+  gold page for q0..q29 (0.5);
+- chunked_icr: two calls per query, the gold page only in the second, for q0..q9 of 10;
+- justified (one stage): the answer cites the gold and one other document for q0..q19 of 40,
+  one other document only for the rest; q39 was not answered.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import duckdb
+import pytest
+
+from loft_warehouse.scoring.duckdb_functions import register
+from tests.scoring.sqlkit import macros, scores_table
+
+SEED = 7
+N = 60
+FILLERS = ["90", "91", "92", "93", "94", "95", "96", "97", "98", "99"]
+
+
+def _prediction(method: str, stage: int, qid: str, **kwargs: Any) -> dict[str, Any]:
+    row = {
+        "source": "inference", "system": "planted", "method": method, "stage": stage, "is_final": False,
+        "task": "rag", "dataset": "nq", "corpus_id": "nq", "variant": "default", "split": "test", "qid": qid,
+        "turn": 0, "call_index": 0, "status": "ok", "is_answered": True, "answer_strict": None,
+        "answer_payload_strict": None,
+    }  # fmt: skip
+    return {**row, **kwargs}
+
+
+def _planted_predictions() -> list[dict[str, Any]]:
+    rows = []
+    for q in range(N):
+        ranked = FILLERS[:4]
+        top5 = ranked[: q % 5] + [str(q)] + ranked[q % 5 :] if q < 48 else FILLERS[:5]
+        rows.append(_prediction("rag_top5", 1, f"q{q}", answer_strict=top5))
+        rows.append(_prediction("rag_top5", 2, f"q{q}", is_final=True, answer_strict=["an answer"]))
+        pages = [str(q + 1), "999"] if q < 30 else ["91", "999"]
+        rows.append(_prediction("icr", 1, f"q{q}", answer_strict=pages))
+    for q in range(10):
+        rows.append(_prediction("chunked_icr", 1, f"q{q}", call_index=0, answer_strict=["92"]))
+        rows.append(_prediction("chunked_icr", 1, f"q{q}", call_index=1, answer_strict=[str(q + 1)]))
+    for q in range(40):
+        cited = [str(q), "95"] if q < 20 else ["95"]
+        payload = json.dumps({"candidates": [], "answer_doc_ids": cited})
+        answered = q != 39
+        rows.append(
+            _prediction(
+                "justified",
+                1,
+                f"q{q}",
+                is_final=True,
+                answer_strict=["a title"],
+                answer_payload_strict=payload,
+                status="ok" if answered else "error",
+                is_answered=answered,
+            )  # fmt: skip
+        )
+    rows.append(_prediction("cic", 1, "q0", is_final=True, answer_strict=["0"]))  # no stage to score
+    return rows
+
+
+@pytest.fixture(scope="module")
+def stages() -> duckdb.DuckDBPyConnection:
+    con = register(duckdb.connect())
+    predictions = _planted_predictions()
+    columns = {
+        "source": "varchar", "system": "varchar", "method": "varchar", "stage": "bigint", "is_final": "boolean",
+        "task": "varchar", "dataset": "varchar", "corpus_id": "varchar", "variant": "varchar", "split": "varchar",
+        "qid": "varchar", "turn": "bigint", "call_index": "bigint", "status": "varchar", "is_answered": "boolean",
+        "answer_strict": "varchar[]", "answer_payload_strict": "varchar",
+    }  # fmt: skip
+    con.execute(f"create table predictions ({', '.join(f'{k} {v}' for k, v in columns.items())})")
+    con.executemany(
+        f"insert into predictions values ({', '.join('?' * len(columns))})",
+        [[row[k] for k in columns] for row in predictions],
+    )
+    con.execute(
+        "create table doc_ids as select 'rag' as task, 'nq' as dataset, 'nq' as corpus_id, 'default' as variant, "
+        "i::bigint as position, i::varchar as shown_id, 'p' || i as pid from range(100) t(i)"
+    )
+    con.execute(
+        "create table queries as select 'rag' as task, 'nq' as dataset, 'nq' as corpus_id, 'test' as split, "
+        "'q' || i as qid, 0::bigint as turn, ['p' || i] as gold_pids from range(60) t(i)"
+    )
+    reader = [
+        {
+            "system": "planted",
+            "method": "rag_top5",
+            "task": "rag",
+            "dataset": "nq",
+            "variant": "default",
+            "qid": f"q{q}",
+            "metric": "subspan_em",
+            "value": 1.0 if q < 36 or q == 50 else 0.0,
+        }  # fmt: skip
+        for q in range(N)
+    ]
+    scores_table(con, reader)
+    m = macros()
+    sql = m.scoring_stage_retrieval(predictions="predictions", doc_ids="doc_ids", queries="queries", size="128k")
+    con.execute(f"create table stage_retrieval as {sql}")
+    con.execute(
+        f"create table stage_metrics as {m.scoring_stage_metrics(stage_retrieval='stage_retrieval', seed=SEED)}"
+    )
+    sql = m.scoring_error_attribution(stage_retrieval="stage_retrieval", scores="scores", seed=SEED)
+    con.execute(f"create table error_attribution as {sql}")
+    return con
+
+
+def _measures(con: duckdb.DuckDBPyConnection, method: str) -> dict[str, tuple[int, float, float, float]]:
+    rows = con.sql(
+        f"select measure, n, mean, ci_low, ci_high from stage_metrics where method = '{method}' and stage = 1"
+    ).fetchall()
+    return {measure: (n, mean, low, high) for measure, n, mean, low, high in rows}
+
+
+def _holds(measure: tuple[int, float, float, float], n: int, planted: float) -> None:
+    assert measure[0] == n
+    assert measure[1] == pytest.approx(planted)
+    assert measure[2] <= planted <= measure[3]
+
+
+def test_bm25_stage_recall_at_k(stages: duckdb.DuckDBPyConnection) -> None:
+    got = _measures(stages, "rag_top5")
+    _holds(got["recall_at_5"], N, 0.8)
+    _holds(got["recall_at_1"], N, 10 / N)  # q0, q5, ..., q45 have the gold first
+    _holds(got["recall_at_100"], N, 0.8)
+    _holds(got["found_all_gold"], N, 0.8)
+    _holds(got["precision"], N, 48 / (N * 5))
+
+
+def test_icr_pages_map_to_documents_and_unmapped_pages_are_counted(stages: duckdb.DuckDBPyConnection) -> None:
+    _holds(_measures(stages, "icr")["recall"], N, 0.5)
+    assert stages.sql(
+        "select min(n_unmapped), max(n_unmapped) from stage_retrieval where method = 'icr'"
+    ).fetchone() == (1, 1)
+    pooled = stages.sql(
+        "select n_calls, retrieved_pids from stage_retrieval where method = 'chunked_icr' and qid = 'q3'"
+    ).fetchone()
+    assert pooled == (2, ["p91", "p3"])  # page p is the document at position p - 1
+    _holds(_measures(stages, "chunked_icr")["found_all_gold"], 10, 1.0)
+
+
+def test_cited_documents_of_a_justified_answer(stages: duckdb.DuckDBPyConnection) -> None:
+    got = _measures(stages, "justified")
+    _holds(got["recall"], 40, 0.5)
+    # precision over the 39 answered turns that cite something: 20 at 1/2, 19 at 0
+    _holds(got["precision"], 39, 10 / 39)
+    unanswered = stages.sql(
+        "select n_retrieved, recall from stage_retrieval where qid = 'q39' and method = 'justified'"
+    )
+    assert unanswered.fetchone() == (0, 0.0)
+    assert stages.sql("select count(*) from stage_retrieval where method = 'cic'").fetchone() == (0,)
+
+
+def test_error_attribution_separates_retrieval_from_reading(stages: duckdb.DuckDBPyConnection) -> None:
+    relation = stages.sql("select * from error_attribution where method = 'rag_top5'")
+    [row] = [dict(zip(relation.columns, r, strict=True)) for r in relation.fetchall()]
+    assert (row["n"], row["n_retrieval_hit"], row["n_retrieval_miss"], row["n_reading_miss"]) == (60, 48, 12, 12)
+    assert (row["retrieval_stage"], row["metric_name"]) == (1, "subspan_em_loft")
+    assert row["accuracy"] == pytest.approx(37 / 60)
+    assert row["accuracy_given_hit"] == pytest.approx(0.75)
+    assert row["accuracy_given_hit_ci_low"] <= 0.75 <= row["accuracy_given_hit_ci_high"]
+    assert row["accuracy_given_miss"] == pytest.approx(1 / 12)
+    # icr has no final scores here, justified no earlier stage: neither is attributed
+    assert stages.sql("select count(*) from error_attribution").fetchone() == (1,)
