@@ -135,7 +135,8 @@ final as (
             when run_cells.paper_value is null and run_cells.ablation = 'title_only'
                 then 'not applicable: the dataset has no titles (the paper prints -)'
             when built.dataset is null
-                then 'not built: no ' || run_cells.task || '/' || run_cells.dataset || ' at this size in the data dir'
+                then 'not built: ' || run_cells.task || '/' || run_cells.dataset
+                    || ' is not in this build (not in the data dir at this size, or not selected by datasets)'
             when run_cells.system is null then 'no run at this size'
             when cell.run_status = 'pending' then 'pending: rows still in a provider batch'
             when cell.run_status = 'not_run' then 'not run: no answered row'
@@ -437,6 +438,241 @@ final as (
         points.ci_method,
         points.query_limit
     from points
+)
+
+select * from final
+{% endmacro %}
+
+
+{#
+  quest_loft_methods: QUEST-LOFT Tables 3-5 (seed 002 §4-5): one row per paper cell (table,
+  method row, metric column; seeds/paper_quest_loft.csv) and warehouse run of that method on
+  rag/quest (test split, rule revised: DEBATABLE answers removed from both sides): the run's
+  mean with n and 95% interval from metrics, the paper's value beside. The paper's RAG methods
+  match rag_top{k} of any k (top_k says which; the paper used 40). Cells nothing filled keep
+  their row and say why: a method the catalogue cannot express yet, Simple28 (not scored),
+  QUEST not in the data dir, no run.
+#}
+{% macro scoring_quest_loft_methods(metrics=none, paper=none, datasets=none, size=none) %}
+{%- set metrics = metrics or loft_ref('metrics') -%}
+{%- set paper = paper or loft_ref('paper_quest_loft') -%}
+{%- set datasets = datasets or loft_ref('stg_datasets') -%}
+{%- set size = size or (loft_size() | trim) -%}
+with
+
+paper as (
+    select
+        paper_table::bigint as paper_table,
+        model::varchar as paper_model,
+        question_set::varchar as question_set,
+        row_order::bigint as row_order,
+        paper_method::varchar as paper_method,
+        method_pattern::varchar as method_pattern,
+        column_order::bigint as column_order,
+        paper_column::varchar as paper_column,
+        metric::varchar as metric,
+        value::double as paper_value,
+        source::varchar as paper_source
+    from {{ paper }}
+),
+
+quest_metrics as (
+    select
+        *,
+        regexp_replace(method, '^rag_top[0-9]+', 'rag_top{k}') as method_pattern,
+        try_cast(nullif(regexp_extract(method, '^rag_top([0-9]+)', 1), '') as bigint) as top_k
+    from {{ metrics }}
+    where task = 'rag' and dataset = 'quest' and split = 'test' and rule = 'revised' and grain = 'turn'
+),
+
+runs as (
+    select distinct size, source, system, method, method_pattern, top_k
+    from quest_metrics
+    where run_status in ('scored', 'pending')
+),
+
+run_cells as (
+    select runs.size, runs.source, runs.system, runs.method, runs.top_k, paper.*
+    from paper
+    inner join runs on runs.method_pattern = paper.method_pattern and paper.question_set = 'revised'
+    union all by name
+    select
+        '{{ size }}' as size, null::varchar as source, null::varchar as system, null::varchar as method,
+        null::bigint as top_k, paper.*
+    from paper
+    anti join runs on runs.method_pattern = paper.method_pattern and paper.question_set = 'revised'
+),
+
+built as (
+    select distinct task, dataset from {{ datasets }} where task = 'rag' and dataset = 'quest'
+),
+
+final as (
+    select
+        run_cells.paper_table,
+        run_cells.paper_model,
+        run_cells.question_set,
+        run_cells.row_order,
+        run_cells.paper_method,
+        run_cells.method_pattern,
+        run_cells.column_order,
+        run_cells.paper_column,
+        run_cells.metric,
+        run_cells.size,
+        run_cells.source,
+        run_cells.system,
+        run_cells.method,
+        run_cells.top_k,
+        coalesce(cell.run_status, 'missing') as run_status,
+        coalesce(cell.n, 0) as n,
+        coalesce(cell.n_unanswered, 0) as n_unanswered,
+        cell.mean,
+        cell.ci_low,
+        cell.ci_high,
+        cell.ci_method,
+        run_cells.paper_value,
+        run_cells.paper_source,
+        case
+            when cell.run_status = 'scored' then null
+            when run_cells.method_pattern is null and run_cells.paper_method like 'RAG Justified%'
+                then 'not expressible yet: three stages (bm25 top k, justified QA, a verification per candidate)'
+            when run_cells.method_pattern is null
+                then 'not expressible yet: a verification per entity of the bm25 top k, with no QA stage'
+            when run_cells.question_set = 'simple28'
+                then 'not scored: rule revised covers QUEST-LOFT-128K-Revised only (the seed text holds 23 of the 28 Simple28 questions)'
+            when (select count(*) from built) = 0 then 'not built: rag/quest is not in this build (not in the data dir at this size, or not selected by datasets)'
+            when run_cells.system is null then 'no run of this method at this size'
+            when cell.run_status = 'pending' then 'pending: rows still in a provider batch'
+            when cell.run_status = 'not_run' then 'not run: no answered row'
+            else 'no ' || run_cells.metric || ' rows under rule revised for this run'
+        end as reason,
+        cell.query_limit
+    from run_cells
+    left join quest_metrics as cell
+        on cell.size = run_cells.size
+        and cell.source = run_cells.source
+        and cell.system = run_cells.system
+        and cell.method = run_cells.method
+        and cell.metric = run_cells.metric
+)
+
+select * from final
+{% endmacro %}
+
+
+{#
+  rr_methods: R&R Table 1 (seed 001 §5): fuzzy match of each R&R method (Base = cic, Rep =
+  reprompt, ICR = icr, R&R = r_and_r) per dataset and document length d, averaged over the
+  answer positions x, one row per paper cell (dataset row x d, method column;
+  seeds/paper_rr_table1.csv) and warehouse run (size, source, system) on the test split, with
+  n and the 95% interval, and both paper models' values beside (GPT-4 Turbo, Claude-2.1). The
+  reminder interval r and ICR's page count k are build settings and are not in the row (the
+  paper used r = 10k). Cells nothing filled keep their row and say why.
+#}
+{% macro scoring_rr_methods(scores=none, variants=none, paper=none, datasets=none, seed=none, size=none) %}
+{%- set scores = scores or loft_ref('scores') -%}
+{%- set variants = variants or loft_ref('prompt_variants') -%}
+{%- set paper = paper or loft_ref('paper_rr_table1') -%}
+{%- set datasets = datasets or loft_ref('stg_datasets') -%}
+{%- set seed = seed if seed is not none else var('seed', 20240612) -%}
+{%- set size = size or (loft_size() | trim) -%}
+{%- set keys = ['size', 'source', 'system', 'method', 'task', 'dataset', 'document_tokens'] -%}
+with
+
+paper as (
+    select
+        task::varchar as task,
+        dataset::varchar as dataset,
+        any_value(paper_dataset)::varchar as paper_dataset,
+        any_value(row_order)::bigint as row_order,
+        document_tokens::bigint as document_tokens,
+        method::varchar as method,
+        any_value(paper_column)::varchar as paper_column,
+        any_value(column_order)::bigint as column_order,
+        any_value(metric)::varchar as metric,
+        any_value(value::double) filter (where model = 'GPT-4 Turbo') as paper_gpt4_turbo,
+        any_value(value::double) filter (where model = 'Claude-2.1') as paper_claude21,
+        string_agg(source, '; ' order by model desc) as paper_source
+    from {{ paper }}
+    group by task, dataset, document_tokens, method
+),
+
+rr_scores as (
+    select
+        scores.*,
+        try_cast(regexp_extract(variants.experiment, '^rr_d([0-9]+)$', 1) as bigint) as document_tokens
+    from {{ scores }} as scores
+    inner join {{ variants }} as variants using (task, dataset, variant)
+    where scores.task = 'rr' and scores.split = 'test' and scores.is_primary and scores.rule = 'loft'
+        and scores.grain = 'turn' and regexp_full_match(variants.experiment, 'rr_d[0-9]+')
+),
+
+means as (
+    {{ scoring_means('rr_scores', keys, ['count(*) filter (where not is_answered) as n_unanswered'], seed) }}
+),
+
+runs as (
+    select distinct size, source, system from means where n_unanswered < n
+),
+
+run_cells as (
+    select runs.size, runs.source, runs.system, paper.*
+    from paper
+    cross join runs
+    union all by name
+    select '{{ size }}' as size, null::varchar as source, null::varchar as system, paper.*
+    from paper
+    where not exists (select 1 from runs)
+),
+
+built as (
+    select distinct task, dataset from {{ datasets }}
+),
+
+final as (
+    select
+        run_cells.size,
+        run_cells.task,
+        run_cells.dataset,
+        run_cells.paper_dataset,
+        run_cells.row_order,
+        run_cells.document_tokens,
+        run_cells.method,
+        run_cells.paper_column,
+        run_cells.column_order,
+        run_cells.metric,
+        run_cells.source,
+        run_cells.system,
+        coalesce(cell.n, 0) as n,
+        coalesce(cell.n_unanswered, 0) as n_unanswered,
+        case when cell.n_unanswered < cell.n then cell.mean::double end as mean,
+        case when cell.n_unanswered < cell.n then cell.ci_low end as ci_low,
+        case when cell.n_unanswered < cell.n then cell.ci_high end as ci_high,
+        case when cell.n_unanswered < cell.n then cell.ci_method end as ci_method,
+        run_cells.paper_gpt4_turbo,
+        run_cells.paper_claude21,
+        run_cells.paper_source,
+        case
+            when cell.n_unanswered < cell.n then null
+            when built.dataset is null
+                then 'not built: ' || run_cells.task || '/' || run_cells.dataset
+                    || ' is not in this build (not in the data dir at this size, or not selected by datasets)'
+            when run_cells.system is null then 'no run at this size'
+            when cell.n is not null then 'not run: no answered row'
+            else 'not built: method ' || run_cells.method || ' or d = ' || run_cells.document_tokens
+                || ' was not in this build (methods, rr_lengths; d must fit the size)'
+        end as reason
+    from run_cells
+    left join means as cell
+        on cell.size = run_cells.size
+        and cell.source = run_cells.source
+        and cell.system = run_cells.system
+        and cell.method = run_cells.method
+        and cell.task = run_cells.task
+        and cell.dataset = run_cells.dataset
+        and cell.document_tokens = run_cells.document_tokens
+    left join built
+        on built.task = run_cells.task and built.dataset = run_cells.dataset
 )
 
 select * from final

@@ -120,3 +120,26 @@ def test_position_curves_one_query_each(warehouse: Path) -> None:
     assert means[0.0] > 0.8 and means[4.0] == means[9.0] == 0.0
     depth = query(warehouse, "select count(*) from loft_32k.position_curves where experiment = 'loft_gold_depth'")
     assert depth[0][0] > 0
+
+
+def test_rr_table1_averages_the_answer_positions(warehouse: Path) -> None:
+    """R&R Table 1's cell for rr/nq at d = 10k is the run's fuzzy match over both answer positions."""
+    [(n, mean, paper, reason)] = query(
+        warehouse,
+        "select n, mean, paper_gpt4_turbo, reason from loft_32k.rr_methods "
+        "where dataset = 'nq' and document_tokens = 10000 and method = 'cic' and system = 'gpt-fixture'",
+    )
+    points = query(
+        warehouse,
+        "select n, mean from loft_32k.position_curves "
+        "where experiment = 'rr_d10000' and split = 'test' and system = 'gpt-fixture'",
+    )
+    assert (n, paper, reason) == (100, 0.64, None)
+    assert sum(p_n for p_n, _ in points) == n
+    assert mean == pytest.approx(sum(p_n * p_mean for p_n, p_mean in points) / n)
+    unbuilt = query(
+        warehouse,
+        "select count(*), count(*) filter (where reason like 'not built: method%') from loft_32k.rr_methods "
+        "where dataset = 'nq' and system = 'gpt-fixture' and n = 0",
+    )
+    assert unbuilt == [(15, 15)]  # every other method and d of the table: not in this build
