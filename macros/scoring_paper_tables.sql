@@ -564,14 +564,16 @@ select * from final
   rr_methods: R&R Table 1 (seed 001 §5): fuzzy match of each R&R method (Base = cic, Rep =
   reprompt, ICR = icr, R&R = r_and_r) per dataset and document length d, averaged over the
   answer positions x, one row per paper cell (dataset row x d, method column;
-  seeds/paper_rr_table1.csv) and warehouse run (size, source, system) on the test split, with
-  n and the 95% interval, and both paper models' values beside (GPT-4 Turbo, Claude-2.1). The
-  reminder interval r and ICR's page count k are build settings and are not in the row (the
-  paper used r = 10k). Cells nothing filled keep their row and say why.
+  seeds/paper_rr_table1.csv), run (size, source, system) and arm of that method (run_method:
+  reprompt_r5000 and reprompt_r20000 are two arms of Rep, each with its reminder interval and
+  page count from arms), on the test split, with n and the 95% interval, and both paper models'
+  values beside (GPT-4 Turbo, Claude-2.1; the paper used r = 10k). Cells nothing filled keep
+  their row and say why.
 #}
-{% macro scoring_rr_methods(scores=none, variants=none, paper=none, datasets=none, seed=none, size=none) %}
+{% macro scoring_rr_methods(scores=none, variants=none, arms=none, paper=none, datasets=none, seed=none, size=none) %}
 {%- set scores = scores or loft_ref('scores') -%}
 {%- set variants = variants or loft_ref('prompt_variants') -%}
+{%- set arms = arms or loft_ref('arms') -%}
 {%- set paper = paper or loft_ref('paper_rr_table1') -%}
 {%- set datasets = datasets or loft_ref('stg_datasets') -%}
 {%- set seed = seed if seed is not none else var('seed', 20240612) -%}
@@ -611,6 +613,29 @@ means as (
     {{ scoring_means('rr_scores', keys, ['count(*) filter (where not is_answered) as n_unanswered'], seed) }}
 ),
 
+method_settings as (
+    select
+        task,
+        dataset,
+        method,
+        any_value(reprompt_every) as reprompt_every,
+        any_value(icr_pages) as icr_pages,
+        any_value(chunk_tokens) as chunk_tokens
+    from {{ arms }}
+    group by all
+),
+
+cells as (
+    select
+        means.*,
+        regexp_replace(means.method, '(_[rkc][1-9][0-9]*)+$', '') as method_family,
+        method_settings.reprompt_every,
+        method_settings.icr_pages,
+        method_settings.chunk_tokens
+    from means
+    left join method_settings using (task, dataset, method)
+),
+
 runs as (
     select distinct size, source, system from means where n_unanswered < n
 ),
@@ -643,6 +668,10 @@ final as (
         run_cells.metric,
         run_cells.source,
         run_cells.system,
+        cell.method as run_method,
+        cell.reprompt_every,
+        cell.icr_pages,
+        cell.chunk_tokens,
         coalesce(cell.n, 0) as n,
         coalesce(cell.n_unanswered, 0) as n_unanswered,
         case when cell.n_unanswered < cell.n then cell.mean::double end as mean,
@@ -663,16 +692,37 @@ final as (
                 || ' was not in this build (methods, rr_lengths; d must fit the size)'
         end as reason
     from run_cells
-    left join means as cell
+    left join cells as cell
         on cell.size = run_cells.size
         and cell.source = run_cells.source
         and cell.system = run_cells.system
-        and cell.method = run_cells.method
+        and cell.method_family = run_cells.method
         and cell.task = run_cells.task
         and cell.dataset = run_cells.dataset
         and cell.document_tokens = run_cells.document_tokens
     left join built
         on built.task = run_cells.task and built.dataset = run_cells.dataset
+)
+
+select * from final
+{% endmacro %}
+
+
+{#
+  arm_metrics: metrics with the settings of each row's arm (arms) beside it, so one query pivots
+  two sweeps of a method (reprompt_r5000 and reprompt_r20000, few_shot_0 .. few_shot_5) by their
+  numbers. Imported runs (method cic) take the arm of the prompts they answer where the build
+  has them; otherwise the arm columns are null.
+#}
+{% macro scoring_arm_metrics(metrics=none, arms=none) %}
+{%- set metrics = metrics or loft_ref('metrics') -%}
+{%- set arms = arms or loft_ref('arms') -%}
+with
+
+final as (
+    select metrics.*, arms.* exclude (size, task, dataset, variant, method)
+    from {{ metrics }} as metrics
+    left join {{ arms }} as arms using (task, dataset, variant, method)
 )
 
 select * from final

@@ -46,3 +46,31 @@ def test_design_from_dbt_config():
         Design.from_config({"icr_pages": "0"}, None)
     with pytest.raises(ConfigurationError, match="litm_documents must be a list of integers"):
         Design.from_config({"litm_documents": "[ten]"}, None)
+
+
+def test_sweep_settings_in_the_name_make_arms_that_coexist():
+    design = Design(reprompt_every=10_000, icr_pages=5, chunk_tokens=10_000)
+    five, twenty = method("reprompt_r5000"), method("reprompt_r20000")
+    assert (five.every(design), twenty.every(design), method("reprompt").every(design)) == (5_000, 20_000, 10_000)
+    both = resolve(["reprompt_r5000", "reprompt_r20000"])
+    assert [m.name for m in both] == ["reprompt_r5000", "reprompt_r20000"]
+    full = method("chunked_r_and_r_r5000_k2_c20000")
+    assert (full.every(design), full.pages(design), full.chunk(design)) == (5_000, 2, 20_000)
+    assert full.reminders and full.chunked and full.uses_pages
+    assert method("icr_k3").pages(design) == 3 and method("icr_k3").chunk(design) == 10_000
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("icr_r5000", "icr takes no _r setting"),
+        ("reprompt_k3", "reprompt takes no _k setting"),
+        ("r_and_r_c1000", "r_and_r takes no _c setting"),
+        ("icr_k3_k4", "_k is given twice"),
+        ("r_and_r_k3_r5000", "in the order r, k, c: r_and_r_r5000_k3"),
+        ("reprompt_r0", "unknown method 'reprompt_r0'"),
+    ],
+)
+def test_settings_a_method_does_not_take_are_refused(name: str, message: str):
+    with pytest.raises(ConfigurationError, match=message):
+        method(name)

@@ -114,3 +114,23 @@ def test_qa_text_shows_exactly_the_chosen_pages_in_document_order():
         format_instructions=template("rr_qa_format"),
         document=_document([pages[0], pages[3], pages[7]]),
     )
+
+
+def test_settings_in_the_method_name_win_over_the_build_settings():
+    collection = _collection(n_docs=40)
+    variant = Variant("d3k_x0k", family="rr", document_tokens=3_000, answer_tokens=0)
+    design = Design(reprompt_every=1_000, icr_pages=5, chunk_tokens=1_000)
+    reminder = template("rr_qa_reminder").format(question=QUESTION, format_instructions=template("rr_qa_format"))
+    counts = {
+        name: _text(r, r.rows[0]).count(reminder)
+        for name in ("reprompt", "reprompt_r500", "reprompt_r2000")
+        for r in [paginated.render_qa(collection, variant, method(name), design)]
+    }
+    assert counts == {"reprompt": 2, "reprompt_r500": 5, "reprompt_r2000": 1}
+    icr = paginated.render_icr(collection, variant, method("icr_k2"), design)
+    assert "Identify up to 2 page numbers" in _text(icr, icr.rows[0])
+    wide = paginated.render_icr(collection, variant, method("chunked_icr_c2000"), design)
+    assert [row.call_index for row in wide.rows] == [0, 1]
+    # chunkwise R&R: the reminders inside every chunk
+    chunked = paginated.render_icr(collection, variant, method("chunked_r_and_r_r500"), design)
+    assert [_text(chunked, row).count("<INSTRUCTIONS_REMINDER>") for row in chunked.rows] == [1, 1, 1]

@@ -501,7 +501,19 @@ def test_unfilled_quest_cells_say_why(quest: duckdb.DuckDBPyConnection) -> None:
 
 RR_TABLE1 = PROJECT_ROOT / "seeds" / "paper_rr_table1.csv"
 # (method, d) -> right of 40 turns (20 questions x answer positions x = 0 and 10k, or 0..30k)
-PLANTED_RR = {("cic", 10000): 32, ("reprompt", 10000): 32, ("cic", 40000): 20, ("r_and_r", 40000): 30}
+PLANTED_RR = {
+    ("cic", 10000): 32,
+    ("reprompt_r5000", 10000): 34,  # two sweeps of Rep side by side
+    ("reprompt_r20000", 10000): 26,
+    ("cic", 40000): 20,
+    ("r_and_r", 40000): 30,
+}
+RR_SETTINGS = {
+    "reprompt_r5000": (5000, None),
+    "reprompt_r20000": (20000, None),
+    "r_and_r": (10000, 5),
+    "cic": (None, None),
+}
 
 
 @pytest.fixture(scope="module")
@@ -532,8 +544,14 @@ def rr() -> duckdb.DuckDBPyConnection:
     con.executemany("insert into variants values ('rr', 'nq', ?, ?)", sorted(set(variants)))
     con.execute(f"create table paper as select * from read_csv('{RR_TABLE1}', header = true, auto_detect = true)")
     con.execute("create table datasets as select 'rr' as task, 'nq' as dataset")
+    con.execute(
+        "create table arms (task varchar, dataset varchar, variant varchar, method varchar, reprompt_every bigint, "
+        "icr_pages bigint, chunk_tokens bigint)"
+    )
+    arms = [("rr", "nq", "v", m, every, pages, None) for m, (every, pages) in RR_SETTINGS.items()]
+    con.executemany("insert into arms values (?, ?, ?, ?, ?, ?, ?)", arms)
     sql = macros().scoring_rr_methods(
-        scores="scores", variants="variants", paper="paper", datasets="datasets", seed=SEED, size="128k"
+        scores="scores", variants="variants", arms="arms", paper="paper", datasets="datasets", seed=SEED, size="128k"
     )
     con.execute(f"create table rr_methods as {sql}")
     return con
@@ -551,15 +569,21 @@ def test_rr_seed_as_printed() -> None:
 
 
 def test_planted_rr_methods_are_recovered(rr: duckdb.DuckDBPyConnection) -> None:
-    for (method, d), right in PLANTED_RR.items():
+    for (run_method, d), right in PLANTED_RR.items():
         relation = rr.sql(
-            f"select * from rr_methods where dataset = 'nq' and method = '{method}' and document_tokens = {d}"
+            f"select * from rr_methods where dataset = 'nq' and run_method = '{run_method}' and document_tokens = {d}"
         )
         [cell] = [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
         planted = right / 40
         assert (cell["system"], cell["n"], cell["reason"]) == ("planted", 40, None)
+        assert (cell["reprompt_every"], cell["icr_pages"]) == RR_SETTINGS[run_method]
         assert cell["mean"] == pytest.approx(planted)
         assert cell["ci_low"] <= planted <= cell["ci_high"]
+    sweep = rr.sql(
+        "select reprompt_every, mean from rr_methods where method = 'reprompt' and document_tokens = 10000 "
+        "and dataset = 'nq' order by reprompt_every"
+    ).fetchall()
+    assert sweep == [(5000, pytest.approx(34 / 40)), (20000, pytest.approx(26 / 40))]  # R&R Table 5's layout
     missing = rr.sql(
         "select reason from rr_methods where method = 'icr' and document_tokens = 80000 and dataset = 'nq'"
     )

@@ -21,6 +21,8 @@ VARS = {
     "prompt_variants": ["default", "gold_pos_test_p0", "gold_pos_test_p100"],
     "litm_documents": [10, 20],
     "rr_lengths": [10000],
+    # two sweeps of Reprompt side by side (R&R Table 5's r = 5k and 20k)
+    "methods": ["cic", "reprompt_r5000", "reprompt_r20000"],
 }
 
 
@@ -61,7 +63,8 @@ def test_every_study_prompt_is_built(warehouse: Path) -> None:
     counts = dict(
         query(
             warehouse,
-            "select dataset || ':' || split, count(*) from loft_32k.prompts where task in ('litm', 'rr') group by all",
+            "select dataset || ':' || split, count(*) from loft_32k.prompts "
+            "where task in ('litm', 'rr') and method = 'cic' group by all",
         )
     )
     # Multi-document: closed book, oracle, (3 + 5 positions) x 2 orders = 18 variants; KV: 5 x 2.
@@ -132,7 +135,7 @@ def test_rr_table1_averages_the_answer_positions(warehouse: Path) -> None:
     points = query(
         warehouse,
         "select n, mean from loft_32k.position_curves "
-        "where experiment = 'rr_d10000' and split = 'test' and system = 'gpt-fixture'",
+        "where experiment = 'rr_d10000' and split = 'test' and system = 'gpt-fixture' and method = 'cic'",
     )
     assert (n, paper, reason) == (100, 0.64, None)
     assert sum(p_n for p_n, _ in points) == n
@@ -142,4 +145,34 @@ def test_rr_table1_averages_the_answer_positions(warehouse: Path) -> None:
         "select count(*), count(*) filter (where reason like 'not built: method%') from loft_32k.rr_methods "
         "where dataset = 'nq' and system = 'gpt-fixture' and n = 0",
     )
-    assert unbuilt == [(15, 15)]  # every other method and d of the table: not in this build
+    assert unbuilt == [(14, 14)]  # every other method and d of the table: not in this build
+
+
+def test_two_sweeps_of_one_method_live_side_by_side(warehouse: Path) -> None:
+    arms = query(
+        warehouse,
+        "select method, method_family, reprompt_every, count(distinct arm_id) from loft_32k.arms "
+        "where task = 'rr' and method like 'reprompt%' group by all order by reprompt_every",
+    )
+    # one arm per (method, d, x) variant: d = 10k with x = 0 and 10k
+    assert arms == [("reprompt_r5000", "reprompt", 5000, 2), ("reprompt_r20000", "reprompt", 20000, 2)]
+    reminders = dict(
+        query(
+            warehouse,
+            "select method, min(length(regexp_extract_all(prompt, '<INSTRUCTIONS_REMINDER>'))) "
+            "from loft_32k.prompt_texts where task = 'rr' and method like 'reprompt%' group by method",
+        )
+    )
+    assert reminders["reprompt_r5000"] >= 1 and reminders["reprompt_r20000"] == 0  # d = 10k: no 20k reminder
+    pivot = query(
+        warehouse,
+        "select reprompt_every, sum(n) from loft_32k.arm_metrics where task = 'rr' and method_family = 'reprompt' "
+        "and is_primary and split = 'test' and system = 'gpt-fixture' group by 1 order by 1",
+    )
+    assert pivot == [(5000, 100), (20000, 100)]
+    table5 = query(
+        warehouse,
+        "select run_method, reprompt_every, n from loft_32k.rr_methods where dataset = 'nq' and method = 'reprompt' "
+        "and document_tokens = 10000 and system = 'gpt-fixture' order by reprompt_every",
+    )
+    assert table5 == [("reprompt_r5000", 5000, 100), ("reprompt_r20000", 20000, 100)]

@@ -299,7 +299,7 @@ def later_stages(
     """Estimated cost of every stage after the first, before any call: one request per stage-1
     query (verification: design.verify_candidates per query), each holding the documents the
     method's settings let through (rag_top{k}: k passages, and k per few-shot example in the
-    shared prefix of LOFT's reader; icr / r_and_r: icr_pages pages; chunked_icr: icr_pages per chunk) at the
+    shared prefix of LOFT's reader; icr / r_and_r: the method's pages; chunked: as many per chunk) at the
     corpus's mean document size."""
     from loft_warehouse.methods.catalogue import method
 
@@ -326,6 +326,7 @@ def later_stages(
             n_queries = group.height
             overhead = STAGE_OVERHEAD_TOKENS.get(stage.parse, 150)
             prefix_tokens = 0
+            documents: float
             if chosen.top_k is not None:
                 documents = chosen.top_k
                 if stage.parse == "answers":
@@ -333,9 +334,9 @@ def later_stages(
             elif stage.parse == "verdict":
                 documents = CITED_DOCUMENTS
             elif chosen.chunked:
-                documents = design.icr_pages * float(group.select(pl.col("calls").mean()).item())
+                documents = chosen.pages(design) * float(group.select(pl.col("calls").mean()).item())
             else:
-                documents = design.icr_pages
+                documents = chosen.pages(design)
             n_requests = n_queries * (design.verify_candidates if stage.parse == "verdict" else 1)
             per_request = int(documents * doc + overhead + prefix_tokens)
             cacheable = max(0, n_requests - 1) * prefix_tokens

@@ -21,7 +21,15 @@ Names (dbt var `methods`, default `[cic]`; `all` builds every one):
   `<PAGE p>` document, call 2 answers from only those pages.
 - r_and_r: R&R, ICR with the retrieval reminder every `reprompt_every` tokens in call 1.
 - chunked_icr: ICR per chunk of `chunk_tokens` tokens (several calls), pooled pages, one final
-  QA call (seed 001 §3.4).
+  QA call (seed 001 §3.4); chunked_r_and_r: the same with R&R's reminders in every chunk
+  (chunkwise R&R, seed 001 Table 2).
+- settings in the name: reprompt, icr, r_and_r, chunked_icr and chunked_r_and_r take their
+  sweep settings as suffixes, written once each in the order r, k, c: `_r{tokens}` the reminder
+  interval (methods with reminders), `_k{pages}` the pages ICR asks for (ICR methods),
+  `_c{tokens}` the chunk size (chunked methods), e.g. reprompt_r5000, r_and_r_r20000_k3,
+  chunked_icr_c40000. A setting the name leaves out is the build's var (reprompt_every,
+  icr_pages, chunk_tokens), so two sweeps of one method coexist in one build and one warehouse
+  as two methods, each row saying which.
 - justified, justified_cot, justified_quest, justified_cot_quest: QUEST-LOFT justified QA
   (seed 002 §3.5, App. C.3): a JSON answer with candidates, evidence and judgments; `_cot` asks
   for notes first, `_quest` adds the QUEST-specific instruction. One call.
@@ -34,9 +42,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from loft_warehouse.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from loft_warehouse.design import Design
 
 RAG_SWEEP = (5, 10, 20, 40)
 JUSTIFIED_VARIANTS = ("justified", "justified_cot", "justified_quest", "justified_cot_quest")
@@ -73,10 +85,30 @@ class Method:
     chunked: bool = False
     cot: bool = False
     quest: bool = False
+    reprompt_every: int | None = None
+    icr_pages: int | None = None
+    chunk_tokens: int | None = None
 
     @property
     def n_stages(self) -> int:
         return len(self.stages)
+
+    @property
+    def uses_pages(self) -> bool:
+        """A stage names pages (ICR, R&R, chunked ICR)."""
+        return any(stage.ids == "pages" for stage in self.stages)
+
+    def every(self, design: Design) -> int:
+        """Tokens between reminders: the name's `_r`, else the build's reprompt_every."""
+        return self.reprompt_every or design.reprompt_every
+
+    def pages(self, design: Design) -> int:
+        """Pages ICR asks for: the name's `_k`, else the build's icr_pages."""
+        return self.icr_pages or design.icr_pages
+
+    def chunk(self, design: Design) -> int:
+        """Chunk size in tokens: the name's `_c`, else the build's chunk_tokens."""
+        return self.chunk_tokens or design.chunk_tokens
 
     def stage(self, number: int) -> Stage:
         return self.stages[number - 1]
@@ -109,6 +141,7 @@ def _catalogue() -> dict[str, Method]:
         Method("icr", frozenset({"rag", "rr"}), _PAGES),
         Method("r_and_r", frozenset({"rag", "rr"}), _PAGES, reminders=True),
         Method("chunked_icr", frozenset({"rag", "rr"}), _PAGES, chunked=True),
+        Method("chunked_r_and_r", frozenset({"rag", "rr"}), _PAGES, chunked=True, reminders=True),
     ]
     answer = Stage(1, f"{PACKAGE}.justified:render_stage1", parse="justified", ids="shown")
     verify = Stage(2, f"{PACKAGE}.justified:verification_calls", parse="verdict")
@@ -121,6 +154,26 @@ def _catalogue() -> dict[str, Method]:
 
 METHODS: dict[str, Method] = _catalogue()
 _RAG_TOP = re.compile(r"rag_top([1-9][0-9]*)(?:_(justified(?:_cot)?(?:_quest)?))?$")
+_WITH_SETTINGS = re.compile(r"(reprompt|icr|r_and_r|chunked_icr|chunked_r_and_r)((?:_[rkc][1-9][0-9]*)+)")
+_SETTING = re.compile(r"_([rkc])([1-9][0-9]*)")
+
+
+def with_settings(base: Method, suffix: str) -> Method:
+    """`base` with the sweep settings its name's suffix gives (see the module docstring)."""
+    values: dict[str, int] = {}
+    for letter, number in _SETTING.findall(suffix):
+        allowed = {"r": base.reminders, "k": base.uses_pages, "c": base.chunked}[letter]
+        if not allowed:
+            raise ConfigurationError(f"method {base.name}{suffix!s}: {base.name} takes no _{letter} setting")
+        if letter in values:
+            raise ConfigurationError(f"method {base.name}{suffix!s}: _{letter} is given twice")
+        values[letter] = int(number)
+    canonical = base.name + "".join(f"_{letter}{values[letter]}" for letter in "rkc" if letter in values)
+    if canonical != base.name + suffix:
+        raise ConfigurationError(f"method {base.name}{suffix!s}: write its settings in the order r, k, c: {canonical}")
+    return replace(
+        base, name=canonical, reprompt_every=values.get("r"), icr_pages=values.get("k"), chunk_tokens=values.get("c")
+    )
 
 
 def rag_top(k: int, reader: str | None = None) -> Method:
@@ -142,8 +195,13 @@ def method(name: str) -> Method:
     match = _RAG_TOP.match(name)
     if match:
         return rag_top(int(match.group(1)), match.group(2))
+    settings = _WITH_SETTINGS.fullmatch(name)
+    if settings:
+        return with_settings(METHODS[settings.group(1)], settings.group(2))
     raise ConfigurationError(
-        f"unknown method {name!r}; known: all, {', '.join(METHODS)}, rag_top{{k}}, rag_top{{k}}_justified[_cot][_quest]"
+        f"unknown method {name!r}; known: all, {', '.join(METHODS)}, rag_top{{k}}, "
+        "rag_top{k}_justified[_cot][_quest], and reprompt, icr, r_and_r, chunked_icr, chunked_r_and_r with settings "
+        "(_r{tokens}, _k{pages}, _c{tokens})"
     )
 
 

@@ -175,8 +175,8 @@ def single_turn(collection: Collection) -> list[Query]:
 
 
 def render_qa(collection: Collection, variant: Variant, method: Method, design: Design, seed: int = 0) -> Rendered:
-    """The document QA prompt (R&R Baseline); with the method's reminders every reprompt_every
-    tokens (Reprompt)."""
+    """The document QA prompt (R&R Baseline); with the method's reminders every `every` tokens
+    (Reprompt)."""
     pages = pages_of(collection, variant)
     own = variant.family == "rr"
     fmt = template("rr_qa_format")
@@ -187,7 +187,7 @@ def render_qa(collection: Collection, variant: Variant, method: Method, design: 
         reminder = (
             template("rr_qa_reminder").format(question=question, format_instructions=fmt) if method.reminders else None
         )
-        runs = _blocks(pages, reminder, design.reprompt_every)
+        runs = _blocks(pages, reminder, method.every(design))
         rows.append(_row(collection, query, _assemble(opening, closing, runs, reminder, own), pages))
     return _rendered(rows, pages, method.name)
 
@@ -206,13 +206,13 @@ def _chunks(pages: Sequence[Page], tokens: int) -> list[list[Page]]:
 
 
 def render_icr(collection: Collection, variant: Variant, method: Method, design: Design, seed: int = 0) -> Rendered:
-    """ICR phase 1: identify up to icr_pages pages (R&R: with the method's reminders; chunked:
-    one call per chunk of chunk_tokens)."""
+    """ICR phase 1: identify up to the method's `pages` pages (R&R: with its reminders; chunked:
+    one call per chunk of its `chunk` tokens)."""
     pages = pages_of(collection, variant)
     own = variant.family == "rr"
     fmt = template("rr_icr_format")
-    k = design.icr_pages
-    parts_of_pages = _chunks(pages, design.chunk_tokens) if method.chunked else [pages]
+    k = method.pages(design)
+    parts_of_pages = _chunks(pages, method.chunk(design)) if method.chunked else [pages]
     rows = []
     for query in single_turn(collection):
         question = query.turns[0].text
@@ -223,7 +223,7 @@ def render_icr(collection: Collection, variant: Variant, method: Method, design:
             else None
         )
         for call_index, chunk in enumerate(parts_of_pages):
-            runs = _blocks(chunk, reminder, design.reprompt_every)
+            runs = _blocks(chunk, reminder, method.every(design))
             rows.append(_row(collection, query, _assemble(opening, closing, runs, reminder, own), chunk, call_index))
     return _rendered(rows, pages, method.name)
 
@@ -234,12 +234,13 @@ def _rendered(rows: list[PromptRow], pages: Sequence[Page], method: str) -> Rend
 
 
 def answer_from_pages(upstream: Upstream) -> list[Call]:
-    """ICR phase 2: R&R's QA prompt over the pages stage 1 named, the first icr_pages valid
+    """ICR phase 2: R&R's QA prompt over the pages stage 1 named, the first `pages` valid
     pages of each call (chunked ICR: of every chunk, pooled in chunk order), shown in document
     order with their own numbers; no page named, no prompt."""
     pooled: list[str] = []
+    per_call = upstream.method.pages(upstream.design)
     for row in sorted(upstream.rows, key=lambda r: r["call_index"]):
-        for pid in upstream.maps.pids(upstream.key, upstream.answers(row), "pages")[: upstream.design.icr_pages]:
+        for pid in upstream.maps.pids(upstream.key, upstream.answers(row), "pages")[:per_call]:
             if pid not in pooled:
                 pooled.append(pid)
     if not pooled:

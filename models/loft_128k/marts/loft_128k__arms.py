@@ -1,0 +1,17 @@
+"""Arms: each run's settings as columns (python/loft_warehouse/arms.py)."""
+
+from loft_warehouse import settings
+from loft_warehouse.arms import arms_frame
+from loft_warehouse.design import Design
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    loft = dbt.config.get("loft")
+    design = Design.from_config(loft or {})
+    return arms_frame(
+        dbt.ref("loft_128k__prompts").project("task, dataset, variant, method").pl(),
+        dbt.ref("loft_128k__prompt_variants").pl(),
+        design,
+        settings.size_of_schema(dbt.this.schema),
+    )

@@ -1,0 +1,1 @@
+{{ scoring_arm_metrics() }}
