@@ -335,6 +335,7 @@ def test_which_variants_apply(by_dataset):
             "paper_wording",
             "title_only",
             "no_cot",
+            "closed_book",
             "gold_pos_test_p0",
             "context_2k",
             "context_8k",
@@ -345,6 +346,7 @@ def test_which_variants_apply(by_dataset):
         "paper_wording": ["arguana", "hotpotqa", "nq", "topiocqa"],
         "title_only": ["hotpotqa", "nq", "topiocqa"],
         "no_cot": ["arguana", "hotpotqa", "nq", "topiocqa"],
+        "closed_book": ["nq"],
         "gold_pos_test_p0": ["arguana", "hotpotqa", "nq", "topiocqa"],
         "context_2k": ["bbh_web"],
         "context_8k": [],
@@ -389,6 +391,17 @@ def test_resolve_names():
     assert [v.name for v in resolve(None)] == ["default"]
     assert [v.name for v in resolve("default, no_cot,no_cot")] == ["default", "no_cot"]
     assert [v.name for v in resolve(["few_shot_0", ""])] == ["few_shot_0"]
-    assert len(resolve(["all"])) == len(VARIANTS) == 38
+    assert len(resolve(["all"])) == len(VARIANTS) == 39
     with pytest.raises(ConfigurationError, match=r"unknown prompt variant\(s\) \['no_cott'\]"):
         resolve(["default", "no_cott"])
+
+
+def test_closed_book_is_the_default_prompt_without_its_corpus(by_dataset):
+    nq = by_dataset["nq"]
+    default, closed = render(nq, VARIANTS["default"], seed=1), render(nq, VARIANTS["closed_book"], seed=1)
+    corpus_lines = [line + "\n" for line in default.prefix.splitlines() if re.match(r"^ID: \d+ \|", line)]
+    assert len(corpus_lines) == 3
+    assert closed.prefix == default.prefix.replace("".join(corpus_lines), "", 1)
+    assert closed.shown == ()
+    assert [(r.suffix, r.gold_json) for r in closed.rows] == [(r.suffix, r.gold_json) for r in default.rows]
+    assert all(r.gold_positions == () and r.gold_anchor is None for r in closed.rows)

@@ -1,5 +1,6 @@
-"""The cross-size tables in dbt (models/loft_compare): ArguAna built at 32k and 128k with bm25,
-then `dbt build --select loft_compare` reads both sizes and says that 1m is missing."""
+"""The cross-size tables in dbt (models/loft_compare): ArguAna and NQ RAG (with the closed-book
+variant) built at 32k and 128k with bm25, then `dbt build --select loft_compare` reads both sizes
+and says that 1m is missing."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from tests.conftest import query, run_dbt
 
 pytestmark = pytest.mark.slow
-SETTINGS = "{datasets: [retrieval/arguana], systems: [bm25]}"
+SETTINGS = "{datasets: [retrieval/arguana, rag/nq], systems: [bm25], prompt_variants: [default, closed_book]}"
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +61,34 @@ def test_the_curve_is_the_paired_change_of_those_queries(warehouse: Path) -> Non
     metrics = query(
         warehouse,
         "select size, mean from loft_32k.metrics where split = 'dev' and is_primary and grain = 'turn' "
-        "union all select size, mean from loft_128k.metrics where split = 'dev' and is_primary and grain = 'turn'",
+        "and dataset = 'arguana' union all select size, mean from loft_128k.metrics "
+        "where split = 'dev' and is_primary and grain = 'turn' and dataset = 'arguana'",
     )
     curve = query(warehouse, "select size, mean from loft_compare.scaling_curves where split = 'dev'")
     assert sorted(curve) == sorted((size, pytest.approx(mean)) for size, mean in metrics)
+
+
+def test_closed_book_prompts_hold_no_corpus_and_table_3_says_why_it_is_empty(warehouse: Path) -> None:
+    rows = query(
+        warehouse,
+        "select v.variant, count(*), max(p.n_tokens_prefix), max(p.gold_depth) from loft_128k.prompts as p "
+        "inner join (values ('default'), ('closed_book')) as v(variant) using (variant) "
+        "where p.task = 'rag' and p.dataset = 'nq' group by all order by 1",
+    )
+    (closed, n_closed, closed_tokens, closed_depth), (default, n_default, default_tokens, _) = rows
+    assert (closed, default) == ("closed_book", "default") and n_closed == n_default > 0
+    assert closed_depth is None and closed_tokens * 20 < default_tokens  # the corpus is gone, the examples stay
+    table3 = query(
+        warehouse,
+        "select dataset, size, split, system, n, reason from loft_compare.closed_book order by row_order, column_order",
+    )
+    assert [(d, size, split) for d, size, split, *_ in table3[:2]] == [("nq", "32k", "dev"), ("nq", "128k", "test")]
+    # bm25 answers no RAG prompt: no closed-book run to show, and the table says so
+    assert {(system, n, reason) for *_, system, n, reason in table3} == {
+        (
+            None,
+            0,
+            "no closed-book run: no system answered a closed_book prompt "
+            "(a RAG variant, built when named in prompt_variants)",
+        )
+    }

@@ -21,6 +21,7 @@ import duckdb
 import pytest
 
 from loft_warehouse.scoring.duckdb_functions import register
+from loft_warehouse.settings import PROJECT_ROOT
 from tests.scoring.sqlkit import macros, scores_table
 
 SEED = 7
@@ -175,3 +176,73 @@ def test_error_attribution_separates_retrieval_from_reading(stages: duckdb.DuckD
     assert row["accuracy_given_miss"] == pytest.approx(1 / 12)
     # icr has no final scores here, justified no earlier stage: neither is attributed
     assert stages.sql("select count(*) from error_attribution").fetchone() == (1,)
+
+
+# ---------------------------------------------------------------- verification (QUEST-LOFT Tables 9-11)
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> duckdb.DuckDBPyConnection:
+    """justified_cot_verify on 40 questions with gold answer "Paris" (aliases ignored): a planted
+    verifier keeps the gold candidate for q0..q29 (recall 0.75) and a wrong candidate "Lyon"
+    for q0..q9 (of 40 wrong candidates: false positive rate 0.25), one verdict unreadable."""
+    con = register(duckdb.connect())
+    columns = {
+        "source": "varchar", "system": "varchar", "method": "varchar", "stage": "bigint", "task": "varchar",
+        "dataset": "varchar", "variant": "varchar", "split": "varchar", "qid": "varchar", "turn": "bigint",
+        "call_index": "bigint", "is_answered": "boolean", "parse_status_strict": "varchar", "payload": "varchar",
+        "answer_strict": "varchar[]",
+    }  # fmt: skip
+    con.execute(f"create table predictions ({', '.join(f'{k} {v}' for k, v in columns.items())})")
+    rows = []
+    for q in range(40):
+        for index, (candidate, kept) in enumerate((("paris", q < 30), ("Lyon", q < 10))):
+            status = "no_json" if (q, index) == (39, 1) else "ok"
+            rows.append(
+                ("inference", "planted", "justified_cot_verify", 2, "rag", "nq", "default", "test", f"q{q}", 0, index,
+                 True, status, json.dumps({"candidate": candidate}), [candidate] if kept else [])
+            )  # fmt: skip
+    # stage 1 and a non-verify method's stage 2 are no verdicts
+    rows.append(("inference", "planted", "justified_cot_verify", 1, "rag", "nq", "default", "test", "q0", 0, 0,
+                 True, "ok", None, ["paris"]))  # fmt: skip
+    rows.append(("inference", "planted", "rag_top5", 2, "rag", "nq", "default", "test", "q0", 0, 0,
+                 True, "ok", None, ["paris"]))  # fmt: skip
+    con.executemany(f"insert into predictions values ({', '.join('?' * len(columns))})", rows)
+    con.execute(
+        "create table queries as select 'rag' as task, 'nq' as dataset, 'test' as split, 'q' || i as qid, "
+        "0::bigint as turn, '[\"Paris\"]' as gold from range(40) t(i)"
+    )
+    con.execute(
+        f"create table paper as select * from read_csv('{PROJECT_ROOT / 'seeds' / 'paper_quest_loft.csv'}', "
+        "header = true, auto_detect = true)"
+    )
+    sql = macros().scoring_verification_scores(
+        predictions="predictions", queries="queries", paper="paper", seed=SEED, size="128k"
+    )
+    con.execute(f"create table verification as {sql}")
+    return con
+
+
+def test_planted_verifier_is_recovered(verdicts: duckdb.DuckDBPyConnection) -> None:
+    relation = verdicts.sql("select * from verification order by measure")
+    rows = {
+        row[relation.columns.index("measure")]: dict(zip(relation.columns, row, strict=True))
+        for row in relation.fetchall()
+    }
+    assert set(rows) == {"verdict_precision", "verdict_recall", "verdict_accuracy", "verdict_f1"}
+    first = rows["verdict_accuracy"]
+    # 79 readable verdicts: 30 TP, 10 FP, 10 FN, 29 TN
+    assert (first["n"], first["n_true_positive"], first["n_false_positive"], first["n_false_negative"]) == (
+        79,
+        30,
+        10,
+        10,
+    )
+    assert (first["n_true_negative"], first["n_unreadable"], first["verifier"]) == (29, 1, "CoT")
+    assert rows["verdict_recall"]["value"] == pytest.approx(0.75)
+    assert rows["verdict_precision"]["value"] == pytest.approx(0.75)
+    assert rows["verdict_f1"]["value"] == pytest.approx(0.75)
+    assert first["value"] == pytest.approx(59 / 79)
+    assert first["ci_low"] <= 59 / 79 <= first["ci_high"]
+    # the paper's CoT verifier beside: Tables 9, 10, 11
+    assert (first["paper_pro_revised"], first["paper_flash_revised"], first["paper_pro_simple28"]) == (0.83, 0.80, 0.78)

@@ -204,8 +204,9 @@ def _turn_rows(
         else:
             head = ""
             suffix = earlier + TEST_SEPARATOR + wording.query_block(turn.text, layout.cot)
-        positions = tuple(line_start[doc.pid][1] for _, doc in gold)
-        first = min(gold, key=lambda pair: line_start[pair[1].pid][1], default=None)
+        shown_gold = [pair for pair in gold if pair[1].pid in line_start]
+        positions = tuple(line_start[doc.pid][1] for _, doc in shown_gold)
+        first = min(shown_gold, key=lambda pair: line_start[pair[1].pid][1], default=None)
         rows.append(
             PromptRow(
                 qid=query.qid,
@@ -238,6 +239,7 @@ def render_documents(collection: Collection, variant: Variant, seed: int) -> Ren
     lines = [
         corpus_line(shown, doc, layout.has_title, layout.content, layout.id_echo)
         for shown, doc in zip(ids, docs, strict=True)
+        if variant.corpus
     ]
     if variant.corpus_in_each_few_shot:
         examples = []
@@ -260,7 +262,7 @@ def render_documents(collection: Collection, variant: Variant, seed: int) -> Ren
     prefix = before_corpus + "".join(lines) + after_corpus
     line_start: dict[str, tuple[int, int]] = {}
     offset = len(before_corpus)
-    for position, (doc, line) in enumerate(zip(docs, lines, strict=True)):
+    for position, (doc, line) in enumerate(zip(docs, lines, strict=True) if variant.corpus else ()):
         line_start[doc.pid] = (offset, position)
         offset += len(line)
     rows = [
@@ -270,7 +272,7 @@ def render_documents(collection: Collection, variant: Variant, seed: int) -> Ren
     ]
     return Rendered(
         prefix=prefix,
-        shown=tuple((shown, doc.pid) for shown, doc in zip(ids, docs, strict=True)),
+        shown=tuple((shown, doc.pid) for shown, doc in zip(ids, docs, strict=True) if variant.corpus),
         rows=tuple(rows),
     )
 

@@ -18,6 +18,10 @@ Names (the `variant` column; pick them with dbt `--vars '{prompt_variants: [defa
   documents first (as in Fig. 17), then seeded random others in corpus order; the full corpus
   follows the examples.
 - no_cot: few-shot examples without reasoning lines and LOFT's no-CoT query text (Fig. 18).
+- closed_book: RAG without the corpus (§4.4, Table 3: "we remove the corpus from the context"):
+  LOFT's prompt with no corpus lines, instruction and few-shot examples as they are; no
+  document is shown, so no gold position. LOFT's code has no closed-book prompt; this is the
+  paper's sentence taken literally.
 - few_shot_0 .. few_shot_5: only the first k few-shot examples.
 - gold_pos_{test,few_shot,both}_p{0,20,40,60,80,100}: the gold documents of the evaluated
   (dev+test) queries, of the few-shot queries, or of both as one group, moved as a block to
@@ -71,6 +75,7 @@ class Variant:
     id_echo: bool = True
     corpus_in_each_few_shot: bool = False
     cot: bool = True
+    corpus: bool = True
     n_few_shot: int | None = None
     gold_group: str | None = None
     gold_position: int | None = None
@@ -121,6 +126,8 @@ class Variant:
             return collection.task == "icl" and len(collection.contexts) > 1 and self.context in collection.contexts
         if collection.task not in ABLATION_TASKS:
             return False
+        if not self.corpus:
+            return collection.task == "rag"
         return self.content or collection.has_title
 
 
@@ -136,6 +143,7 @@ def _catalogue() -> dict[str, Variant]:
         replace(base, name="no_id_echo", id_echo=False),
         replace(base, name="corpus_in_each_few_shot", corpus_in_each_few_shot=True),
         replace(base, name="no_cot", cot=False),
+        replace(base, name="closed_book", corpus=False),
     ]
     variants += [replace(base, name=f"few_shot_{k}", n_few_shot=k) for k in range(MAX_FEW_SHOT + 1)]
     variants += [

@@ -1,0 +1,238 @@
+"""Planted vs recovered, per paper-table mart, on a larger slice than the tests use.
+
+A planted system answers each turn right with a probability set by the turn's features (prompt
+variant, benchmark size, gold SQL operator, few-shot count, method, retrieval hit), drawn with a
+seeded generator, so each cell's planted value is known and its estimate is not exact. Each
+mart's macro (the SQL the dbt models render) runs over those scores, and the script prints, per
+cell, the planted value, the recovered mean or difference, its 95% interval, and whether the
+interval covers the planted value; the last line counts the cells covered (about 95% expected).
+
+    .venv/bin/python benchmarks/planted_effects.py [--turns 2000] [--seed 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.scoring.sqlkit import macros, scores_table  # noqa: E402
+
+from loft_warehouse.scoring.duckdb_functions import register  # noqa: E402
+from loft_warehouse.settings import PROJECT_ROOT  # noqa: E402
+
+SEEDS = PROJECT_ROOT / "seeds"
+Row = tuple[str, str, float, float, float, float, int]
+
+
+def _draws(rng: random.Random, n: int, p: float) -> list[float]:
+    return [1.0 if rng.random() < p else 0.0 for _ in range(n)]
+
+
+def _turns(rng: random.Random, n: int, p: float, **fields: Any) -> list[dict[str, Any]]:
+    return [{**fields, "qid": f"q{q}", "value": v} for q, v in enumerate(_draws(rng, n, p))]
+
+
+def _paper(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    con.execute(
+        f"create table {name} as select * from read_csv('{SEEDS / name}.csv', header = true, auto_detect = true)"
+    )
+
+
+def ablations(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
+    """LOFT Table 4: default 0.80, no_cot 0.65 (a drop of 0.15), generic_instruction 0.80 (none)."""
+    con = register(duckdb.connect())
+    planted = {"default": 0.80, "no_cot": 0.65, "generic_instruction": 0.80}
+    rows = []
+    for variant, p in planted.items():
+        rows += _turns(
+            rng, n, p, system="planted", task="retrieval", dataset="arguana", variant=variant, metric="recall@1"
+        )
+    scores_table(con, rows)
+    m = macros()
+    con.execute(f"create table metrics as {m.scoring_metrics(scores='scores', seed=seed, limit='')}")
+    con.execute(f"create table comparisons as {m.scoring_paired_comparisons(scores='scores', seed=seed)}")
+    _paper(con, "paper_table4")
+    con.execute("create table datasets as select 'retrieval' as task, 'arguana' as dataset")
+    sql = m.scoring_ablations(
+        metrics="metrics", comparisons="comparisons", paper="paper_table4", datasets="datasets", size="128k"
+    )
+    for variant, mean, low, high, diff, dlow, dhigh, count in con.sql(
+        f"select ablation, mean, ci_low, ci_high, difference_from_best, difference_ci_low, difference_ci_high, n "
+        f"from ({sql}) where dataset = 'arguana' and run_status = 'scored' order by column_order"
+    ).fetchall():
+        yield "ablations", f"arguana {variant} mean", planted[variant], mean, low, high, count
+        if diff is not None:
+            yield (
+                "ablations",
+                f"arguana {variant} - default",
+                planted[variant] - planted["default"],
+                diff,
+                dlow,
+                dhigh,
+                count,
+            )
+
+
+def operators(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
+    """LOFT Figure 6: count 0.9, avg 0.3, equality 0.75, inequality 0.5."""
+    con = register(duckdb.connect())
+    planted = {
+        "count": ("SELECT count(*) FROM t", 0.9),
+        "avg": ("SELECT avg(a) FROM t", 0.3),
+        "equality": ("SELECT a FROM t WHERE b = 1", 0.75),
+        "inequality": ("SELECT a FROM t WHERE b > 1", 0.5),
+    }
+    rows, queries = [], []
+    for operator, (sql, p) in planted.items():
+        for q, value in enumerate(_draws(rng, n, p)):
+            qid = f"{operator}{q}"
+            queries.append(("sql", "spider", "test", qid, 0, sql))
+            rows.append({"system": "planted", "task": "sql", "dataset": "spider", "variant": "default", "qid": qid,
+                         "metric": "exec_acc", "value": value})  # fmt: skip
+    scores_table(con, rows)
+    columns = "task varchar, dataset varchar, split varchar, qid varchar, turn bigint, gold_sql varchar"
+    con.execute(f"create table queries ({columns})")
+    con.executemany("insert into queries values (?, ?, ?, ?, ?, ?)", queries)
+    sql = macros().scoring_sql_operator_accuracy(scores="scores", queries="queries", seed=seed, limit="")
+    for operator, mean, low, high, count in con.sql(
+        f"select operator, mean, ci_low, ci_high, n from ({sql}) where operator <> 'all' order by operator"
+    ).fetchall():
+        yield "sql_operator_accuracy", operator, planted[operator][1], mean, low, high, count
+
+
+def scaling(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
+    """LOFT Figure 5: 0.90 at 32k, 0.80 at 128k, 0.60 at 1m on the same queries (each turn's
+    draws nested, so the per-query changes are the planted ones on average)."""
+    con = register(duckdb.connect())
+    planted = {"32k": 0.90, "128k": 0.80, "1m": 0.60}
+    uniform = [rng.random() for _ in range(n)]
+    sized = []
+    for size, p in planted.items():
+        con.execute(f"create schema s{size}")
+        con.execute(f"use s{size}")
+        scores_table(con, [
+            {"size": size, "system": "planted", "task": "retrieval", "dataset": "nq", "variant": "default",
+             "qid": f"q{q}", "metric": "recall@1", "value": 1.0 if u < p else 0.0}
+            for q, u in enumerate(uniform)
+        ])  # fmt: skip
+        sized.append([size, f"s{size}.scores"])
+    con.execute("use memory.main")
+    m = macros()
+    con.execute(f"create table scaling_scores as {m.scoring_scaling_scores(sized)}")
+    previous = {"128k": "32k", "1m": "128k"}
+    for size, mean, low, high, diff, dlow, dhigh, count in con.sql(
+        f"select size, mean, ci_low, ci_high, difference_from_previous, difference_ci_low, difference_ci_high, n "
+        f"from ({m.scoring_scaling_curves('scaling_scores', seed=seed)}) order by size_order"
+    ).fetchall():
+        yield "scaling_curves", f"{size} mean", planted[size], mean, low, high, count
+        if diff is not None:
+            yield (
+                "scaling_curves",
+                f"{size} - {previous[size]}",
+                planted[size] - planted[previous[size]],
+                diff,
+                dlow,
+                dhigh,
+                count,
+            )
+
+
+def examples(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
+    """LOFT Figure 8: 0.5 + 0.08 k with k few-shot examples."""
+    con = register(duckdb.connect())
+    planted = {k: 0.5 + 0.08 * k for k in range(6)}
+    rows = []
+    for k, p in planted.items():
+        rows += _turns(
+            rng, n, p, system="planted", task="retrieval", dataset="nq", variant=f"few_shot_{k}", metric="recall@1"
+        )
+    scores_table(con, rows)
+    con.execute(f"create table metrics as {macros().scoring_metrics(scores='scores', seed=seed, limit='')}")
+    con.execute("create table corpus (task varchar, dataset varchar, min_context varchar)")
+    sql = macros().scoring_example_curves(metrics="metrics", corpus="corpus")
+    for k, mean, low, high, count in con.sql(f"select x, mean, ci_low, ci_high, n from ({sql}) order by x").fetchall():
+        yield "example_curves", f"few_shot_{k}", planted[k], mean, low, high, count
+
+
+def stages(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
+    """Error attribution: bm25 finds the gold for 0.8 of the queries; the reader is right on 0.75
+    of those and 0.1 of the rest."""
+    con = register(duckdb.connect())
+    hits = _draws(rng, n, 0.8)
+    predictions, reader = [], []
+    for q, hit in enumerate(hits):
+        top5 = [str(q), "x1", "x2", "x3", "x4"] if hit else ["x1", "x2", "x3", "x4", "x5"]
+        for stage, answer, final in ((1, top5, False), (2, ["an answer"], True)):
+            predictions.append(("inference", "planted", "rag_top5", stage, final, "rag", "nq", "nq", "default", "test",
+                                f"q{q}", 0, 0, "ok", True, answer, None))  # fmt: skip
+        right = rng.random() < (0.75 if hit else 0.1)
+        reader.append({"system": "planted", "method": "rag_top5", "task": "rag", "dataset": "nq", "variant": "default",
+                       "qid": f"q{q}", "metric": "subspan_em", "value": 1.0 if right else 0.0})  # fmt: skip
+    con.execute(
+        "create table predictions (source varchar, system varchar, method varchar, stage bigint, is_final boolean, "
+        "task varchar, dataset varchar, corpus_id varchar, variant varchar, split varchar, qid varchar, turn bigint, "
+        "call_index bigint, status varchar, is_answered boolean, answer_strict varchar[], "
+        "answer_payload_strict varchar)"
+    )
+    con.executemany(f"insert into predictions values ({', '.join('?' * 17)})", predictions)
+    con.execute(
+        f"create table doc_ids as select 'rag' as task, 'nq' as dataset, 'nq' as corpus_id, 'default' as variant, "
+        f"i::bigint as position, i::varchar as shown_id, 'p' || i as pid from range({n}) t(i) "
+        "union all select 'rag', 'nq', 'nq', 'default', -1, 'x' || i, 'x' || i from range(1, 6) t(i)"
+    )
+    con.execute(
+        f"create table queries as select 'rag' as task, 'nq' as dataset, 'nq' as corpus_id, 'test' as split, "
+        f"'q' || i as qid, 0::bigint as turn, ['p' || i] as gold_pids from range({n}) t(i)"
+    )
+    scores_table(con, reader)
+    m = macros()
+    retrieval = m.scoring_stage_retrieval(predictions="predictions", doc_ids="doc_ids", queries="queries", size="128k")
+    con.execute(f"create table stage_retrieval as {retrieval}")
+    measures = m.scoring_stage_metrics(stage_retrieval="stage_retrieval", seed=seed)
+    [(mean, low, high, count)] = con.sql(
+        f"select mean, ci_low, ci_high, n from ({measures}) where measure = 'found_all_gold'"
+    ).fetchall()
+    yield "stage_metrics", "rag_top5 found_all_gold", 0.8, mean, low, high, count
+    [(mean, low, high, count)] = con.sql(
+        "select accuracy_given_hit, accuracy_given_hit_ci_low, accuracy_given_hit_ci_high, n_retrieval_hit "
+        f"from ({m.scoring_error_attribution(stage_retrieval='stage_retrieval', scores='scores', seed=seed)})"
+    ).fetchall()
+    yield "error_attribution", "rag_top5 accuracy given hit", 0.75, mean, low, high, count
+
+
+MARTS = (ablations, operators, scaling, examples, stages)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=2000, help="turns per planted cell")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    rng = random.Random(args.seed)
+    print(f"{'mart':<22} {'cell':<30} {'n':>6} {'planted':>8} {'recovered':>9} {'95% interval':>17}  covered")
+    covered = total = 0
+    started = time.perf_counter()
+    for mart in MARTS:
+        for name, cell, planted, value, low, high, count in mart(rng, args.turns, args.seed):
+            hit = low <= planted <= high
+            covered += hit
+            total += 1
+            interval = f"[{low:>7.3f}, {high:>7.3f}]"
+            print(
+                f"{name:<22} {cell:<30} {count:>6} {planted:>8.3f} {value:>9.3f} {interval}  {'yes' if hit else 'NO'}"
+            )
+    print(f"{covered} of {total} planted values inside their 95% interval ({time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

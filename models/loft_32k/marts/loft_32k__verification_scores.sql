@@ -1,0 +1,1 @@
+{{ scoring_verification_scores() }}
