@@ -325,3 +325,35 @@ def test_each_retrieving_stage_is_scored_against_the_gold_documents(built) -> No
     )
     retrieving = ["chunked_icr", "icr", "justified_verify", "r_and_r", "rag_top20", "rag_top5", "rag_top5_justified"]
     assert attributed == [(method, True, True) for method in retrieving]
+
+
+def test_every_verdict_is_judged_against_the_gold(built) -> None:
+    """verification_scores recomputed here: each readable verification verdict of justified_verify,
+    TRUE when it kept its candidate, against the normalised gold answers of the question."""
+    from loft_warehouse.scoring.normalize import normalize_answer
+
+    database = built[0]
+    gold = {
+        (dataset, split, qid): {normalize_answer(answer) for answer in json.loads(answers)}
+        for dataset, split, qid, answers in query(
+            database, "select dataset, split, qid, gold from loft_128k.queries where task = 'rag'"
+        )
+    }
+    verdicts = query(
+        database,
+        "select dataset, split, qid, payload, answer_strict from loft_128k.predictions "
+        "where method = 'justified_verify' and stage = 2 and is_answered and parse_status_strict = 'ok'",
+    )
+    expected: Counter = Counter()
+    for dataset, split, qid, payload, kept in verdicts:
+        is_gold = normalize_answer(json.loads(payload)["candidate"]) in gold[(dataset, split, qid)]
+        expected[(dataset, split, bool(kept), is_gold)] += 1
+    rows = query(
+        database,
+        "select dataset, split, n, n_true_positive, n_false_positive, n_false_negative, n_true_negative "
+        "from loft_128k.verification_scores where method = 'justified_verify' and measure = 'verdict_accuracy'",
+    )
+    assert len(rows) == 4 and sum(row[2] for row in rows) == len(verdicts) > 300
+    for dataset, split, n, tp, fp, fn, tn in rows:
+        counts = [expected[(dataset, split, kept, is_gold)] for kept, is_gold in ((1, 1), (1, 0), (0, 1), (0, 0))]
+        assert [tp, fp, fn, tn] == counts and n == sum(counts)
