@@ -69,6 +69,9 @@ RESPONSE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 PROMPT_COLUMNS = (
     *PROMPT_KEY_SCHEMA, "prefix_id", "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total",
 )  # fmt: skip
+# Columns a prompt row keeps when it has them: the stage-2 system, and the gold the planted
+# test system answers from.
+OPTIONAL_COLUMNS = ("system", "gold", "gold_shown_ids", "gold_depth")
 OUTCOME_COLUMNS = (
     "request_key", "status", "raw_text", "finish_reason", "input_tokens", "cached_tokens", "output_tokens",
     "latency_s", "attempts", "error", "cost_usd", "created_at", "cache_write_tokens", "ttft_s", "batch_id",
@@ -82,7 +85,8 @@ Outcome = tuple[dict[str, Any], StoredResponse]
 
 @dataclass
 class RunInputs:
-    """What a run reads: prompt rows, prefix and segment texts by id, and bm25's extra tables.
+    """What a run reads: prompt rows, prefix and segment texts by id, bm25's extra tables, and
+    the size (the planted test system's effects depend on it).
 
     Rows with a `system` column (stages after the first) belong to that system alone."""
 
@@ -92,6 +96,7 @@ class RunInputs:
     doc_ids: pl.DataFrame | None = None
     queries: pl.DataFrame | None = None
     segments: dict[str, str] = field(default_factory=dict)
+    size: str = ""
 
     def after_prefix(self, row: dict[str, Any]) -> str:
         """What follows the prefix in a row's prompt: its segments, then its suffix."""
@@ -173,6 +178,10 @@ def make_provider(system: System, inputs: RunInputs) -> Provider:
         if inputs.corpus is None or inputs.doc_ids is None or inputs.queries is None:
             raise ConfigurationError("bm25 needs the size's corpus, prompt_doc_ids and queries")
         return BM25Provider(system, inputs.corpus, inputs.doc_ids, inputs.queries)
+    if system.provider == "planted":
+        from loft_warehouse.inference.providers.planted import PlantedProvider
+
+        return PlantedProvider(system, inputs.prompts, inputs.doc_ids, inputs.size)
     if system.provider == "local":
         from loft_warehouse.inference.providers.local import LocalProvider
 
@@ -478,7 +487,7 @@ def _with_defaults(prompts: pl.DataFrame) -> pl.DataFrame:
     }
     missing = [value.alias(name) for name, value in defaults.items() if name not in prompts.columns]
     prompts = prompts.with_columns(missing) if missing else prompts
-    return prompts.select([*PROMPT_COLUMNS, *(["system"] if "system" in prompts.columns else [])])
+    return prompts.select([*PROMPT_COLUMNS, *(c for c in OPTIONAL_COLUMNS if c in prompts.columns)])
 
 
 def executors(system: System, rows: pl.DataFrame) -> list[tuple[System, pl.DataFrame]]:

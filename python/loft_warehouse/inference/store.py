@@ -34,6 +34,7 @@ from loft_warehouse.settings import PROJECT_ROOT
 
 DEFAULT_STORE = PROJECT_ROOT / ".response_store" / "responses.sqlite"
 FIXTURE_STORE = PROJECT_ROOT / ".response_store" / "fixture.sqlite"
+PLANTED_STORE = PROJECT_ROOT / ".response_store" / "planted.sqlite"
 STATUSES = ("ok", "blocked", "error", "skipped_no_credentials", "skipped_too_long")
 # A request in a provider batch that has not ended: a row of the `responses` table, never stored.
 BATCH_PENDING = "batch_pending"

@@ -20,7 +20,7 @@ from loft_warehouse.model_tokens import PROVIDER_TOKENIZERS, parse_spec
 from loft_warehouse.settings import PROJECT_ROOT
 
 DEFAULT_SYSTEMS_FILE = Path(__file__).with_name("systems.yaml")
-PROVIDERS = ("gemini", "openai", "openai_compatible", "anthropic", "local", "bm25")
+PROVIDERS = ("gemini", "openai", "openai_compatible", "anthropic", "local", "bm25", "planted")
 # The tokenizer a provider counts in when a system names none (its own, see window.py).
 DEFAULT_TOKENIZERS = {"local": "gguf", "gemini": "gemini"}
 API_PROVIDERS = ("gemini", "openai", "openai_compatible", "anthropic")
@@ -220,7 +220,14 @@ def select(systems: dict[str, System], names: list[str] | None) -> list[System]:
     unknown = [n for n in names if n not in systems]
     if unknown:
         raise ConfigurationError(f"unknown system(s) {unknown}; configured: {list(systems)}")
-    return [systems[n] for n in dict.fromkeys(names)]
+    chosen = [systems[n] for n in dict.fromkeys(names)]
+    planted = [s.name for s in chosen if s.provider == "planted"]
+    if planted and len(planted) < len(chosen):
+        raise ConfigurationError(
+            f"{', '.join(planted)} (planted effects) runs in a build of its own: select it alone, "
+            "with its own warehouse file (LOFT_DUCKDB_PATH)"
+        )
+    return chosen
 
 
 def scope(prompts: pl.DataFrame, system: System, size: str) -> pl.DataFrame:

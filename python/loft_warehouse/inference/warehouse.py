@@ -22,7 +22,7 @@ from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost, runner
 from loft_warehouse.inference.fixture_server import is_fixture
 from loft_warehouse.inference.flow import emit_stderr
-from loft_warehouse.inference.store import FIXTURE_STORE, ResponseStore, store_path
+from loft_warehouse.inference.store import FIXTURE_STORE, PLANTED_STORE, ResponseStore, store_path
 from loft_warehouse.inference.systems import (
     BATCH_PROVIDERS,
     System,
@@ -36,7 +36,7 @@ from loft_warehouse.model_tokens import rank_dir
 PROMPT_COLUMNS = (
     "prompt_id", "task", "dataset", "corpus_id", "variant", "method", "stage", "split", "qid", "turn", "call_index",
     "n_turns", "prefix_id", "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total", "system",
-    "prefix_text",
+    "prefix_text", "gold", "gold_shown_ids", "gold_depth",
 )  # fmt: skip
 ESTIMATE_COLUMNS = (
     "prompt_id", "task", "dataset", "variant", "method", "stage", "split", "qid", "turn", "call_index", "prefix_id",
@@ -178,9 +178,13 @@ def _tokenizer_stamps(data_dir: str | None) -> list[str]:
 
 def response_store(store_setting: str | None, systems: list[System], emit: Callable[[str], None]) -> Path:
     """The store setting (var, then $LOFT_RESPONSE_STORE); unset, the default store, unless a
-    selected system is answered by the fixture server: a dry run then has its own store."""
+    selected system is answered by the fixture server (a dry run then has its own store) or is
+    the planted-effects system (its own store too)."""
     if (store_setting or "").strip() or os.environ.get("LOFT_RESPONSE_STORE", "").strip():
         return store_path(store_setting)
+    if any(s.provider == "planted" for s in systems):
+        emit(f"planted effects: responses go to {PLANTED_STORE}")
+        return PLANTED_STORE
     dry = [s.name for s in systems if not s.missing_credentials() and is_fixture(s.endpoint())]
     if dry:
         emit(f"{', '.join(dry)}: answered by the loft fixture server, so responses go to {FIXTURE_STORE}")
@@ -232,7 +236,7 @@ def responses(
         kept = first_queries(project(queries, ("task", "dataset", "split", "qid", "query_rank")), n_queries)
         prompt_rows = prompt_rows.join(kept, on=["task", "dataset", "split", "qid"], how="semi")
         emit(f"limit {n_queries}: {prompt_rows.height} prompt row(s) of the first {n_queries} dev and test queries")
-    uses_bm25 = any(s.provider == "bm25" for s in systems) or _has_steps(prompt_rows)
+    uses_bm25 = any(s.provider in ("bm25", "planted") for s in systems) or _has_steps(prompt_rows)
     inputs = runner.RunInputs(
         prompts=prompt_rows.drop("prefix_text", strict=False),
         prefixes=_prefix_texts(prefixes, prompt_rows),
@@ -240,6 +244,7 @@ def responses(
         doc_ids=project(doc_ids, ("task", "dataset", "corpus_id", "variant", "shown_id", "pid")) if uses_bm25 else None,
         queries=project(queries, ("task", "dataset", "corpus_id", "qid", "turn", "query_text")) if uses_bm25 else None,
         segments=_segment_texts(segments, prompt_rows),
+        size=size,
     )
     with ResponseStore(response_store(store_setting, systems, emit)) as store:
         frame = runner.run(

@@ -1,0 +1,151 @@
+"""The planted-effect run, end to end through dbt: the planted test system answers loft_32k and
+loft_128k (ArguAna retrieval, NQ and HotpotQA RAG, Spider SQL; prompt variants default, no_cot,
+closed_book, few_shot_0), then loft_compare, and every mart recovers what was planted
+(python/loft_warehouse/inference/systems.yaml, system planted-effects: base 0.8, +0.1 at 32k,
+no_cot -0.2, few_shot_0 -0.2, closed_book -0.5, -0.2 x gold depth).
+
+A cell's planted value is the mean of its prompts' planted probabilities, computed here from the
+prompts table with the provider's own formula."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from loft_warehouse.inference.providers.planted import planted_probability
+from loft_warehouse.inference.systems import DEFAULT_SYSTEMS_FILE
+from tests.conftest import query, run_dbt
+
+pytestmark = pytest.mark.slow
+SETTINGS = (
+    "{systems: [planted-effects], datasets: [retrieval/arguana, rag/nq, rag/hotpotqa, sql/spider], "
+    "prompt_variants: [default, no_cot, closed_book, few_shot_0]}"
+)
+# A Spider prompt is the query's own database, the same text at every size: one request in the
+# response store, answered once, so no size effect can show there (as with a real model).
+IDENTICAL_PROMPTS = "sql"
+OPTIONS = next(
+    s for s in yaml.safe_load(DEFAULT_SYSTEMS_FILE.read_text())["systems"] if s["name"] == "planted-effects"
+)["options"]
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    work = tmp_path_factory.mktemp("planted")
+    database = work / "loft.duckdb"
+    env = {"LOFT_RESPONSE_STORE": str(work / "store.sqlite"), "LOFT_IMPORTS_DIR": str(work / "imports")}
+    built = run_dbt(["build", "--select", "loft_32k", "loft_128k", "--vars", SETTINGS], database, env)
+    assert built.returncode == 0, built.stdout[-5000:]
+    compared = run_dbt(["build", "--select", "loft_compare", "--vars", SETTINGS], database, env)
+    assert compared.returncode == 0, compared.stdout[-5000:]
+    return database
+
+
+def _planted(database: Path, size: str, where: str) -> tuple[float, int]:
+    """Mean planted probability and count of the first-stage prompts matching `where`."""
+    columns = ["task", "dataset", "variant", "method", "split", "gold_depth"]
+    rows = query(database, f"select {', '.join(columns)} from loft_{size}.prompts where {where}")
+    values = [planted_probability(dict(zip(columns, row, strict=True)), size, OPTIONS) for row in rows]
+    return sum(values) / len(values), len(values)
+
+
+def _cell(task: str, dataset: str, variant: str, split: str) -> str:
+    return f"task = '{task}' and dataset = '{dataset}' and variant = '{variant}' and split = '{split}'"
+
+
+def test_every_metrics_cell_holds_its_planted_value(warehouse: Path) -> None:
+    checked = 0
+    for size in ("32k", "128k"):
+        cells = query(
+            warehouse,
+            f"select task, dataset, variant, split, n, mean, ci_low, ci_high from loft_{size}.metrics "
+            "where is_primary and rule = 'loft' and grain = 'turn'",
+        )
+        for task, dataset, variant, split, n, mean, low, high in cells:
+            if task == IDENTICAL_PROMPTS and split == "dev":
+                continue  # the same prompt at both sizes: one request, answered once (IDENTICAL_PROMPTS)
+            planted, count = _planted(warehouse, size, _cell(task, dataset, variant, split))
+            assert count == n
+            assert low <= planted <= high, (size, task, dataset, variant, split, planted, mean)
+            assert abs(mean - planted) <= 1 / n + 1e-9  # systematic draws: the count is planted to within one
+            checked += 1
+    # 12 (dataset, variant) cells (closed_book on the two RAG sets only), dev and test at 128k, dev
+    # at 32k; less Spider's dev at both sizes
+    assert checked == 12 * 3 - 2
+
+
+def _difference(warehouse: Path, size: str, task: str, dataset: str, variant: str, split: str) -> float:
+    return (
+        _planted(warehouse, size, _cell(task, dataset, variant, split))[0]
+        - _planted(warehouse, size, _cell(task, dataset, "default", split))[0]
+    )
+
+
+def test_table4_recovers_the_planted_ablations(warehouse: Path) -> None:
+    rows = query(
+        warehouse,
+        "select task, dataset, ablation, difference_from_best, difference_ci_low, difference_ci_high "
+        "from loft_128k.ablations where run_status = 'scored' and ablation <> 'default'",
+    )
+    assert {(task, dataset, ablation) for task, dataset, ablation, *_ in rows} == {
+        ("retrieval", "arguana", "no_cot"),
+        ("rag", "nq", "no_cot"),
+    }
+    for task, dataset, ablation, difference, low, high in rows:
+        planted = _difference(warehouse, "128k", task, dataset, ablation, "test")
+        assert low <= planted <= high < 0 and abs(difference - planted) <= 0.02 + 1e-9
+
+
+def test_table3_recovers_the_planted_closed_book_drop(warehouse: Path) -> None:
+    rows = query(
+        warehouse,
+        "select dataset, size, split, n, difference_from_cic, difference_ci_low, difference_ci_high "
+        "from loft_compare.closed_book where n > 0",
+    )
+    assert {(d, size) for d, size, *_ in rows} == {
+        ("nq", "32k"),
+        ("nq", "128k"),
+        ("hotpotqa", "32k"),
+        ("hotpotqa", "128k"),
+    }
+    for dataset, size, split, n, difference, low, high in rows:
+        planted = _difference(warehouse, size, "rag", dataset, "closed_book", split)
+        assert low <= planted <= high and abs(difference - planted) <= 2 / n + 1e-9
+        assert high < 0 or n < 30  # with 100 questions the planted drop is told from none
+
+
+def test_figure5_recovers_the_planted_size_effect(warehouse: Path) -> None:
+    rows = query(
+        warehouse,
+        "select task, dataset, n_common_with_previous, difference_from_previous, difference_ci_low, difference_ci_high "
+        "from loft_compare.scaling_curves where variant = 'default' and split = 'dev' and size = '128k' "
+        f"and task <> '{IDENTICAL_PROMPTS}'",
+    )
+    assert len(rows) == 3
+    for task, dataset, n, difference, low, high in rows:
+        planted = (
+            _planted(warehouse, "128k", _cell(task, dataset, "default", "dev"))[0]
+            - _planted(warehouse, "32k", _cell(task, dataset, "default", "dev"))[0]
+        )
+        assert low <= planted <= high and abs(difference - planted) <= 2 / n + 1e-9
+
+
+def test_figure8_and_figure6_recover_their_planted_values(warehouse: Path) -> None:
+    few_shot = query(
+        warehouse,
+        "select task, dataset, split, mean, ci_low, ci_high from loft_128k.example_curves where variant = 'few_shot_0'",
+    )
+    assert len(few_shot) == 6  # arguana, nq and hotpotqa: dev and test
+    for task, dataset, split, _, low, high in few_shot:
+        planted = _planted(warehouse, "128k", _cell(task, dataset, "few_shot_0", split))[0]
+        assert low <= planted <= high
+    bins: list[Any] = query(
+        warehouse,
+        "select operator, n, ci_low, ci_high from loft_128k.sql_operator_accuracy "
+        "where split = 'test' and rule = 'loft' and n >= 30",
+    )
+    assert {row[0] for row in bins} >= {"all", "equality", "join", "count"}
+    assert all(low <= 0.8 <= high for _, _, low, high in bins)  # SQL: 0.8 for every gold at 128k
