@@ -15,9 +15,10 @@ Whether a prompt is answered right follows the system's `options`:
 
 clamped to [0, 1]. The draws are systematic within each group of prompts that share their
 features but depth (task, dataset, variant, method, split): ordered by a seeded hash of the
-size and prompt id (so the draws of two sizes are independent), a prompt is right when the running sum of the group's probabilities crosses an
-integer, from a seeded offset. Each prompt is still right with exactly its probability, and each
-group has round(sum of its probabilities) right answers, so a mart cell that is one or more
+size and prompt id (so the draws of two sizes are independent), a prompt is right when the
+running sum of the group's probabilities crosses an integer, from a seeded offset. Each prompt
+is still right with exactly its probability, and each group has the floor or the ceiling of the
+sum of its probabilities right, so a mart cell that is one or more
 whole groups recovers its planted value to the count. It answers first-stage answer-list
 prompts of LOFT's tasks only (the gold is on those rows); any other prompt is an error naming
 why. Its responses go to their own store, and it runs in a build of its own.
@@ -108,7 +109,8 @@ class PlantedProvider:
         decision = self.decisions.get(row.get("prompt_id", ""))
         if decision is None or row.get("task") not in TASKS or row.get("gold") is None:
             raise PermanentError(
-                f"planted answers first-stage prompts of {sorted(TASKS)} that carry their gold, not {row.get('prompt_id')}"
+                f"planted answers first-stage prompts of {sorted(TASKS)} that carry their gold, "
+                f"not {row.get('prompt_id')}"
             )
         gold = json.loads(row["gold_shown_ids"]) if row["task"] == "retrieval" else json.loads(row["gold"])
         answer = gold if decision else self._wrong(row, gold)
