@@ -4,6 +4,21 @@
 #}
 
 {#
+  A paper cell's statistics from the metrics row `alias` that filled it (null when none did):
+  run_status (missing when no row), n and n_unanswered (0 when no row), mean and interval.
+#}
+{% macro scoring_cell_statistics(alias) -%}
+    coalesce({{ alias }}.run_status, 'missing') as run_status,
+        coalesce({{ alias }}.n, 0) as n,
+        coalesce({{ alias }}.n_unanswered, 0) as n_unanswered,
+        {{ alias }}.mean,
+        {{ alias }}.ci_low,
+        {{ alias }}.ci_high,
+        {{ alias }}.ci_method
+{%- endmacro %}
+
+
+{#
   ablations: LOFT Table 4 (seed 000, §5; Gemini 1.5 Pro, 128k, test). One row per paper cell
   (dataset row x ablation column, from seeds/paper_table4.csv) and warehouse run (size, source,
   system, method; the variant is the column): the run's mean of the paper's metric (loft rule,
@@ -115,13 +130,7 @@ final as (
         run_cells.source,
         run_cells.system,
         run_cells.method,
-        coalesce(cell.run_status, 'missing') as run_status,
-        coalesce(cell.n, 0) as n,
-        coalesce(cell.n_unanswered, 0) as n_unanswered,
-        cell.mean,
-        cell.ci_low,
-        cell.ci_high,
-        cell.ci_method,
+        {{ scoring_cell_statistics('cell') }},
         differences.n_paired,
         differences.difference as difference_from_best,
         differences.difference_ci_low,
@@ -524,13 +533,7 @@ final as (
         run_cells.system,
         run_cells.method,
         run_cells.top_k,
-        coalesce(cell.run_status, 'missing') as run_status,
-        coalesce(cell.n, 0) as n,
-        coalesce(cell.n_unanswered, 0) as n_unanswered,
-        cell.mean,
-        cell.ci_low,
-        cell.ci_high,
-        cell.ci_method,
+        {{ scoring_cell_statistics('cell') }},
         run_cells.paper_value,
         run_cells.paper_source,
         case

@@ -21,7 +21,7 @@ import polars as pl
 from loft_warehouse import settings
 from loft_warehouse.design import Design
 from loft_warehouse.methods.catalogue import method
-from loft_warehouse.prompts.variants import VARIANTS
+from loft_warehouse.prompts.variants import ABLATIONS, VARIANTS
 
 ARM_SCHEMA: dict[str, Any] = {
     "arm_id": pl.String,
@@ -53,18 +53,6 @@ ARM_SCHEMA: dict[str, Any] = {
 # Columns that name a row rather than set it: left out of the hash.
 _NOT_SETTINGS = ("arm_id", "task", "dataset")
 _SETTINGS_SUFFIX = re.compile(r"(_[rkc][1-9][0-9]*)+$")
-_ABLATIONS = frozenset(
-    {
-        "paper_wording",
-        "generic_instruction",
-        "query_at_beginning",
-        "alphanumeric_ids",
-        "title_only",
-        "no_id_echo",
-        "corpus_in_each_few_shot",
-        "no_cot",
-    }
-)
 
 
 def method_family(name: str) -> str:
@@ -92,7 +80,7 @@ def variant_settings(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "variant": row["variant"],
         "variant_family": row.get("family"),
-        "ablation": row["variant"] if row["variant"] in _ABLATIONS else None,
+        "ablation": row["variant"] if row["variant"] in ABLATIONS else None,
         "n_few_shot": variant.n_few_shot if variant else None,
         "icl_context": variant.context if variant else None,
         "experiment": row.get("experiment"),

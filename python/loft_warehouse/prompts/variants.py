@@ -56,6 +56,13 @@ ABLATION_TASKS = frozenset({"retrieval", "rag"})
 
 
 LOFT_TASKS = frozenset({"retrieval", "rag", "icl", "sql"})
+# The variants that switch one facet of LOFT's prompt off or change its wording (§5, Tables 3-4).
+ABLATIONS = frozenset(
+    {
+        "paper_wording", "generic_instruction", "query_at_beginning", "alphanumeric_ids", "title_only",
+        "no_id_echo", "corpus_in_each_few_shot", "no_cot", "closed_book",
+    }
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
