@@ -19,6 +19,45 @@
 
 
 {#
+  A paper cell's statistics from a scoring_means row `alias` of the cell's turns (null when the
+  cell has none): n and n_unanswered (0 when none), and the mean and interval only when some
+  turn was answered.
+#}
+{% macro scoring_answered_statistics(alias) -%}
+    coalesce({{ alias }}.n, 0) as n,
+        coalesce({{ alias }}.n_unanswered, 0) as n_unanswered,
+        case when {{ alias }}.n_unanswered < {{ alias }}.n then {{ alias }}.mean::double end as mean,
+        case when {{ alias }}.n_unanswered < {{ alias }}.n then {{ alias }}.ci_low end as ci_low,
+        case when {{ alias }}.n_unanswered < {{ alias }}.n then {{ alias }}.ci_high end as ci_high,
+        case when {{ alias }}.n_unanswered < {{ alias }}.n then {{ alias }}.ci_method end as ci_method
+{%- endmacro %}
+
+
+{#
+  Every cell of the `paper` CTE once per row of the `runs` CTE (its `keys` beside it), or, with
+  no run at all, once alone (the run keys null; `size` set when the paper has none).
+#}
+{% macro scoring_cells_per_run(keys, size=none) -%}
+    select {% for key in keys %}runs.{{ key }}, {% endfor %}paper.*
+    from paper
+    cross join runs
+    union all by name
+    select {% if size %}'{{ size }}' as size, {% endif %}paper.*
+    from paper
+    where not exists (select 1 from runs)
+{%- endmacro %}
+
+
+{#
+  Why a cell of `task`/`dataset` (SQL expressions) has no row: the dataset is not in the build.
+#}
+{% macro scoring_not_in_build(task, dataset) -%}
+    'not built: ' || {{ task }} || '/' || {{ dataset }}
+        || ' is not in this build (not in the data dir at this size, or not selected by datasets)'
+{%- endmacro %}
+
+
+{#
   ablations: LOFT Table 4 (seed 000, §5; Gemini 1.5 Pro, 128k, test). One row per paper cell
   (dataset row x ablation column, from seeds/paper_table4.csv) and warehouse run (size, source,
   system, method; the variant is the column): the run's mean of the paper's metric (loft rule,
@@ -73,13 +112,7 @@ runs as (
 ),
 
 run_cells as (
-    select runs.size, runs.source, runs.system, runs.method, paper.*
-    from paper
-    cross join runs
-    union all by name
-    select '{{ size }}' as size, null as source, null as system, null as method, paper.*
-    from paper
-    where not exists (select 1 from runs)
+    {{ scoring_cells_per_run(['size', 'source', 'system', 'method'], size) }}
 ),
 
 differences as (
@@ -144,8 +177,7 @@ final as (
             when run_cells.paper_value is null and run_cells.ablation = 'title_only'
                 then 'not applicable: the dataset has no titles (the paper prints -)'
             when built.dataset is null
-                then 'not built: ' || run_cells.task || '/' || run_cells.dataset
-                    || ' is not in this build (not in the data dir at this size, or not selected by datasets)'
+                then {{ scoring_not_in_build('run_cells.task', 'run_cells.dataset') }}
             when run_cells.system is null then 'no run at this size'
             when cell.run_status = 'pending' then 'pending: rows still in a provider batch'
             when cell.run_status = 'not_run' then 'not run: no answered row'
@@ -188,10 +220,19 @@ sql_scores as (
     where task = 'sql' and metric = 'exec_acc' and grain = 'turn'
 ),
 
+sql_queries as (
+    select task, dataset, split, qid, turn, gold_sql from {{ queries }} where task = 'sql'
+),
+
+operators_by_sql as (
+    select gold_sql, loft_sql_operators(gold_sql) as operators
+    from (select distinct gold_sql from sql_queries)
+),
+
 gold_operators as (
-    select task, dataset, split, qid, turn, loft_sql_operators(gold_sql) as operators
-    from {{ queries }}
-    where task = 'sql'
+    select sql_queries.*, operators_by_sql.operators
+    from sql_queries
+    inner join operators_by_sql on operators_by_sql.gold_sql is not distinct from sql_queries.gold_sql
 ),
 
 points as (
@@ -544,7 +585,7 @@ final as (
                 then 'not expressible yet: a verification per entity of the bm25 top k, with no QA stage'
             when run_cells.question_set = 'simple28'
                 then 'not scored: rule revised covers QUEST-LOFT-128K-Revised only (the seed text holds 23 of the 28 Simple28 questions)'
-            when (select count(*) from built) = 0 then 'not built: rag/quest is not in this build (not in the data dir at this size, or not selected by datasets)'
+            when (select count(*) from built) = 0 then {{ scoring_not_in_build("'rag'", "'quest'") }}
             when run_cells.system is null then 'no run of this method at this size'
             when cell.run_status = 'pending' then 'pending: rows still in a provider batch'
             when cell.run_status = 'not_run' then 'not run: no answered row'
@@ -645,13 +686,7 @@ runs as (
 ),
 
 run_cells as (
-    select runs.size, runs.source, runs.system, paper.*
-    from paper
-    cross join runs
-    union all by name
-    select '{{ size }}' as size, null::varchar as source, null::varchar as system, paper.*
-    from paper
-    where not exists (select 1 from runs)
+    {{ scoring_cells_per_run(['size', 'source', 'system'], size) }}
 ),
 
 built as (
@@ -676,20 +711,14 @@ final as (
         cell.reprompt_every,
         cell.icr_pages,
         cell.chunk_tokens,
-        coalesce(cell.n, 0) as n,
-        coalesce(cell.n_unanswered, 0) as n_unanswered,
-        case when cell.n_unanswered < cell.n then cell.mean::double end as mean,
-        case when cell.n_unanswered < cell.n then cell.ci_low end as ci_low,
-        case when cell.n_unanswered < cell.n then cell.ci_high end as ci_high,
-        case when cell.n_unanswered < cell.n then cell.ci_method end as ci_method,
+        {{ scoring_answered_statistics('cell') }},
         run_cells.paper_gpt4_turbo,
         run_cells.paper_claude21,
         run_cells.paper_source,
         case
             when cell.n_unanswered < cell.n then null
             when built.dataset is null
-                then 'not built: ' || run_cells.task || '/' || run_cells.dataset
-                    || ' is not in this build (not in the data dir at this size, or not selected by datasets)'
+                then {{ scoring_not_in_build('run_cells.task', 'run_cells.dataset') }}
             when run_cells.system is null then 'no run at this size'
             when cell.n is not null then 'not run: no answered row'
             else 'not built: method ' || run_cells.method || ' or d = ' || run_cells.document_tokens
@@ -792,13 +821,7 @@ runs as (
 ),
 
 run_cells as (
-    select runs.source, runs.system, runs.method, paper.*
-    from paper
-    cross join runs
-    union all by name
-    select null::varchar as source, null::varchar as system, null::varchar as method, paper.*
-    from paper
-    where not exists (select 1 from runs)
+    {{ scoring_cells_per_run(['source', 'system', 'method']) }}
 ),
 
 final as (
@@ -815,12 +838,7 @@ final as (
         run_cells.source,
         run_cells.system,
         run_cells.method,
-        coalesce(cell.n, 0) as n,
-        coalesce(cell.n_unanswered, 0) as n_unanswered,
-        case when cell.n_unanswered < cell.n then cell.mean::double end as mean,
-        case when cell.n_unanswered < cell.n then cell.ci_low end as ci_low,
-        case when cell.n_unanswered < cell.n then cell.ci_high end as ci_high,
-        case when cell.n_unanswered < cell.n then cell.ci_method end as ci_method,
+        {{ scoring_answered_statistics('cell') }},
         differences.n_paired,
         differences.cic_mean,
         differences.difference as difference_from_cic,

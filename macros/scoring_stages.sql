@@ -23,9 +23,19 @@
                'turn'] -%}
 with
 
+multi_stage as (
+    select * from {{ predictions }} where method <> 'cic'
+),
+
+stage_kinds as (
+    select method, stage, loft_stage_ids(method, stage) as id_kind
+    from (select distinct method, stage from multi_stage)
+),
+
 staged as (
-    select *, loft_stage_ids(method, stage) as id_kind
-    from (select * from {{ predictions }} where method <> 'cic')
+    select multi_stage.*, stage_kinds.id_kind
+    from multi_stage
+    inner join stage_kinds using (method, stage)
 ),
 
 calls as (
@@ -62,6 +72,8 @@ unnested as (
 ),
 
 mapped as (
+    {% for id_kind, names in [('shown', 'doc_ids.shown_id = unnested.item'),
+                              ('pages', 'doc_ids.position = try_cast(unnested.item as bigint) - 1')] %}
     select unnested.*, doc_ids.pid
     from unnested
     left join {{ doc_ids }} as doc_ids
@@ -69,18 +81,10 @@ mapped as (
         and doc_ids.dataset = unnested.dataset
         and doc_ids.corpus_id = unnested.corpus_id
         and doc_ids.variant = unnested.variant
-        and doc_ids.shown_id = unnested.item
-    where unnested.id_kind = 'shown'
-    union all
-    select unnested.*, doc_ids.pid
-    from unnested
-    left join {{ doc_ids }} as doc_ids
-        on doc_ids.task = unnested.task
-        and doc_ids.dataset = unnested.dataset
-        and doc_ids.corpus_id = unnested.corpus_id
-        and doc_ids.variant = unnested.variant
-        and doc_ids.position = try_cast(unnested.item as bigint) - 1
-    where unnested.id_kind = 'pages'
+        and {{ names }}
+    where unnested.id_kind = '{{ id_kind }}'
+    {{ 'union all' if not loop.last }}
+    {% endfor %}
 ),
 
 first_ranks as (

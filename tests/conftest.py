@@ -55,6 +55,18 @@ def run_dbt(
     )
 
 
+def build_sizes_and_compare(work: Path, settings: str) -> Path:
+    """loft_32k and loft_128k built with `settings` (dbt vars) into work/loft.duckdb, with their own
+    response store and imports folder, then loft_compare over them; the warehouse file."""
+    database = work / "loft.duckdb"
+    env = {"LOFT_RESPONSE_STORE": str(work / "store.sqlite"), "LOFT_IMPORTS_DIR": str(work / "imports")}
+    built = run_dbt(["build", "--select", "loft_32k", "loft_128k", "--vars", settings], database, env)
+    assert built.returncode == 0, built.stdout[-5000:]
+    compared = run_dbt(["build", "--select", "loft_compare", "--vars", settings], database, env)
+    assert compared.returncode == 0, compared.stdout[-5000:]
+    return database
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The real shared data root (tests that need it are skipped without it)."""

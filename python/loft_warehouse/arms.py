@@ -21,8 +21,11 @@ import polars as pl
 from loft_warehouse import settings
 from loft_warehouse.design import Design
 from loft_warehouse.methods.catalogue import method
+from loft_warehouse.prompts.store import VARIANT_SCHEMA
 from loft_warehouse.prompts.variants import ABLATIONS, VARIANTS
 
+# prompt_variants' columns that say where and how a variant places its documents, as they are.
+PLACEMENT_COLUMNS = tuple(name for name in VARIANT_SCHEMA if name not in ("task", "dataset", "variant", "family"))
 ARM_SCHEMA: dict[str, Any] = {
     "arm_id": pl.String,
     "size": pl.String,
@@ -41,14 +44,7 @@ ARM_SCHEMA: dict[str, Any] = {
     "ablation": pl.String,
     "n_few_shot": pl.Int64,
     "icl_context": pl.String,
-    "experiment": pl.String,
-    "position": pl.Float64,
-    "position_unit": pl.String,
-    "n_documents": pl.Int64,
-    "query_aware": pl.Boolean,
-    "setting": pl.String,
-    "document_tokens": pl.Int64,
-    "answer_tokens": pl.Int64,
+    **{name: VARIANT_SCHEMA[name] for name in PLACEMENT_COLUMNS},
 }
 # Columns that name a row rather than set it: left out of the hash.
 _NOT_SETTINGS = ("arm_id", "task", "dataset")
@@ -83,14 +79,7 @@ def variant_settings(row: dict[str, Any]) -> dict[str, Any]:
         "ablation": row["variant"] if row["variant"] in ABLATIONS else None,
         "n_few_shot": variant.n_few_shot if variant else None,
         "icl_context": variant.context if variant else None,
-        "experiment": row.get("experiment"),
-        "position": row.get("position"),
-        "position_unit": row.get("position_unit"),
-        "n_documents": row.get("n_documents"),
-        "query_aware": row.get("query_aware"),
-        "setting": row.get("setting"),
-        "document_tokens": row.get("document_tokens"),
-        "answer_tokens": row.get("answer_tokens"),
+        **{name: row.get(name) for name in PLACEMENT_COLUMNS},
     }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import query, run_dbt
+from tests.conftest import build_sizes_and_compare, query
 
 pytestmark = pytest.mark.slow
 SETTINGS = "{datasets: [retrieval/arguana, rag/nq], systems: [bm25], prompt_variants: [default, closed_book]}"
@@ -16,14 +16,7 @@ SETTINGS = "{datasets: [retrieval/arguana, rag/nq], systems: [bm25], prompt_vari
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
-    work = tmp_path_factory.mktemp("compare")
-    database = work / "loft.duckdb"
-    env = {"LOFT_RESPONSE_STORE": str(work / "store.sqlite"), "LOFT_IMPORTS_DIR": str(work / "imports")}
-    built = run_dbt(["build", "--select", "loft_32k", "loft_128k", "--vars", SETTINGS], database, env)
-    assert built.returncode == 0, built.stdout[-5000:]
-    compared = run_dbt(["build", "--select", "loft_compare", "--vars", SETTINGS], database, env)
-    assert compared.returncode == 0, compared.stdout[-5000:]
-    return database
+    return build_sizes_and_compare(tmp_path_factory.mktemp("compare"), SETTINGS)
 
 
 def test_sizes_name_the_missing_one(warehouse: Path) -> None:

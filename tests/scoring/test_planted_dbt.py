@@ -17,7 +17,7 @@ import yaml
 
 from loft_warehouse.inference.providers.planted import planted_probability
 from loft_warehouse.inference.systems import DEFAULT_SYSTEMS_FILE
-from tests.conftest import query, run_dbt
+from tests.conftest import build_sizes_and_compare, query
 
 pytestmark = pytest.mark.slow
 SETTINGS = (
@@ -34,14 +34,7 @@ OPTIONS = next(
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
-    work = tmp_path_factory.mktemp("planted")
-    database = work / "loft.duckdb"
-    env = {"LOFT_RESPONSE_STORE": str(work / "store.sqlite"), "LOFT_IMPORTS_DIR": str(work / "imports")}
-    built = run_dbt(["build", "--select", "loft_32k", "loft_128k", "--vars", SETTINGS], database, env)
-    assert built.returncode == 0, built.stdout[-5000:]
-    compared = run_dbt(["build", "--select", "loft_compare", "--vars", SETTINGS], database, env)
-    assert compared.returncode == 0, compared.stdout[-5000:]
-    return database
+    return build_sizes_and_compare(tmp_path_factory.mktemp("planted"), SETTINGS)
 
 
 def _planted(database: Path, size: str, where: str) -> tuple[float, int]:
