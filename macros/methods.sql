@@ -77,6 +77,7 @@ combined as (
 
 final as (
     select
+        source::varchar as source,
         system::varchar as system,
         prompt_id::varchar as prompt_id,
         task::varchar as task,

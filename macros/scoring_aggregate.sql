@@ -221,8 +221,9 @@ where n_unanswered < n
   of the metric the paper reports for it (they differ for MS MARCO here: recall@1 in the paper,
   MRecall@5 as built from BEIR qrels). Paper rows and warehouse rows are ranked apart
   (rank_group): they come from other corpora and splits, which corpus_origin names. Runs with
-  no answered row (metrics.run_status 'not_run') are left out. source is 'paper', or where
-  warehouse rows came from: 'inference' (runs of the systems) or 'import' (prediction files).
+  no answered row (metrics.run_status 'not_run') are left out, and so is the planted-effects test
+  system (source 'planted'). source is 'paper', or where warehouse rows came from: 'inference'
+  (runs of the systems) or 'import' (prediction files).
 #}
 {% macro scoring_leaderboard(metrics=none, paper=none, datasets=none) %}
 {%- set metrics = metrics or loft_ref('metrics') -%}
@@ -284,6 +285,7 @@ warehouse as (
         and m.variant = 'default'
         and m.run_status = 'scored'
         and m.query_limit is null
+        and m.source <> 'planted'
         and (m.is_primary or pm.metric is not null)
 ),
 

@@ -183,10 +183,14 @@ inference as (
     select * from skipped
 ),
 
+system_sources as (
+    select distinct system, source from {{ responses }}
+),
+
 final_inference as (
     select
-        'inference' as source,
-        *,
+        coalesce(system_sources.source, 'inference') as source,
+        inference.*,
         stage = loft_method_stages(method) as is_final,
         null::varchar[] as given_answers,
         null::varchar as given_answers_json,
@@ -195,6 +199,7 @@ final_inference as (
         null::varchar as import_file,
         null::bigint as import_line
     from inference
+    left join system_sources using (system)
 ),
 
 imported as (

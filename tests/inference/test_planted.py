@@ -12,6 +12,7 @@ from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.providers.base import PermanentError, Request
 from loft_warehouse.inference.providers.planted import PlantedProvider, planted_decisions, planted_probability
 from loft_warehouse.inference.systems import System, select
+from loft_warehouse.methods.parsing import parse_response
 from loft_warehouse.scoring.parse import parse_loft
 
 OPTIONS = {"seed": 3, "base": 0.8, "effects": {"variant": {"no_cot": -0.2}, "size": {"1m": -0.3}}, "depth_slope": -0.4}
@@ -81,10 +82,62 @@ def test_answers_right_or_wrong_in_the_prompts_format() -> None:
     assert parse_loft(provider.complete(_request(yes_no)).raw_text) == ["zzzz"]  # "none of these" holds "no"
 
 
-def test_later_stages_are_refused_with_the_reason() -> None:
-    provider = PlantedProvider(_system(), pl.DataFrame(_rows(3)), None, "128k")
-    with pytest.raises(PermanentError, match="planted answers first-stage prompts"):
-        provider.complete(_request({**_rows(1)[0], "prompt_id": "rag/nq/nq/default/q0/0/rag_top5/s2/c0"}))
+def _later(n: int, method: str, stage: int, **fields: object) -> list[dict]:
+    return [
+        {**row, "prompt_id": f"{method}/s{stage}/q{i}", "method": method, "stage": stage, **fields}
+        for i, row in enumerate(_rows(n, task="rag"))
+    ]
+
+
+RAG_IDS = pl.DataFrame(
+    {"task": "rag", "dataset": "nq", "corpus_id": "nq", "variant": "default", "shown_id": ["0", "1", "2"]}
+)
+
+
+def _answered(rows: list[dict], **options: object) -> tuple[PlantedProvider, dict[str, str]]:
+    provider = PlantedProvider(_system(**options), pl.DataFrame(rows), RAG_IDS, "128k")
+    return provider, {row["prompt_id"]: provider.complete(_request(row)).raw_text for row in rows}
+
+
+def test_icr_pages_name_the_gold_pages_or_another() -> None:
+    rows = _later(60, "icr", 1, gold_shown_ids=json.dumps(["3", "7"]))
+    provider, texts = _answered(rows)
+    for row in rows:
+        pages = parse_response(texts[row["prompt_id"]], "strict", "rag", "icr", 1).answers
+        assert (pages == ["3", "7"]) == provider.decisions[row["prompt_id"]]
+        assert pages == ["3", "7"] or pages == ["1"]
+
+
+def test_justified_answers_pass_the_strict_schema_and_cite_the_gold() -> None:
+    rows = _later(60, "justified_verify", 1, gold_shown_ids=json.dumps(["2"]))
+    provider, texts = _answered(rows)
+    for row in rows:
+        parsed = parse_response(texts[row["prompt_id"]], "strict", "rag", "justified_verify", 1)
+        assert parsed.status == "ok"
+        right = provider.decisions[row["prompt_id"]]
+        assert parsed.answers == (["Paris"] if right else ["none of these"])
+        assert parsed.payload is not None
+        assert parsed.payload["answer_doc_ids"] == (["2"] if right else ["0"])
+        assert [c["doc_ids"] for c in parsed.payload["candidates"]] == [parsed.payload["answer_doc_ids"]]
+
+
+def test_verdicts_keep_gold_candidates_when_right() -> None:
+    gold = _later(50, "justified_verify", 2, payload=json.dumps({"candidate": "the PARIS"}))
+    other = [{**r, "prompt_id": r["prompt_id"] + "x", "payload": json.dumps({"candidate": "Lyon"})} for r in gold]
+    provider, texts = _answered(gold + other, base=0.7)
+    for row in gold + other:
+        kept = parse_response(texts[row["prompt_id"]], "strict", "rag", "justified_verify", 2, row["payload"])
+        assert kept.status == "ok"
+        is_gold = row in gold
+        assert (kept.answers != []) == (is_gold == provider.decisions[row["prompt_id"]])
+    assert sum(provider.decisions.values()) == 50  # base 0.7 less 0.4 x 0.5 depth, over 100 calls in one group
+
+
+def test_prompts_without_their_gold_are_refused_with_the_reason() -> None:
+    row = {**_rows(1)[0], "task": "litm"}
+    provider = PlantedProvider(_system(), pl.DataFrame([row]), None, "128k")
+    with pytest.raises(PermanentError, match="planted answers prompts of"):
+        provider.complete(_request(row))
 
 
 def test_the_planted_system_runs_alone() -> None:

@@ -24,6 +24,7 @@ MACRO_DIR = Path(__file__).resolve().parents[2] / "macros"
 # Columns (and DuckDB types) of the upstream tables the scoring models read.
 SHAPES: dict[str, dict[str, str]] = {
     "responses": {
+        "source": "varchar default 'inference'",
         "system": "varchar",
         "prompt_id": "varchar",
         "task": "varchar",

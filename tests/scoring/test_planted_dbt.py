@@ -1,11 +1,13 @@
 """The planted-effect run, end to end through dbt: the planted test system answers loft_32k and
 loft_128k (ArguAna retrieval, NQ and HotpotQA RAG, Spider SQL; prompt variants default, no_cot,
-closed_book, few_shot_0), then loft_compare, and every mart recovers what was planted
+closed_book, few_shot_0; methods cic, and on the RAG sets icr, rag_top5 and justified_verify),
+then loft_compare, and every mart recovers what was planted
 (python/loft_warehouse/inference/systems.yaml, system planted-effects: base 0.8, +0.1 at 32k,
-no_cot -0.2, few_shot_0 -0.2, closed_book -0.5, -0.2 x gold depth).
+no_cot -0.2, few_shot_0 -0.2, closed_book -0.2, -0.3 where a RAG or retrieval prompt shows no
+gold document, -0.2 x gold depth).
 
 A cell's planted value is the mean of its prompts' planted probabilities, computed here from the
-prompts table with the provider's own formula."""
+prompts table (stage 2: int_stage2_prompts) with the provider's own formula."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from tests.conftest import build_sizes_and_compare, query
 pytestmark = pytest.mark.slow
 SETTINGS = (
     "{systems: [planted-effects], datasets: [retrieval/arguana, rag/nq, rag/hotpotqa, sql/spider], "
-    "prompt_variants: [default, no_cot, closed_book, few_shot_0]}"
+    "prompt_variants: [default, no_cot, closed_book, few_shot_0], methods: [cic, icr, rag_top5, justified_verify]}"
 )
 # A Spider prompt is the query's own database, the same text at every size: one request in the
 # response store, answered once, so no size effect can show there (as with a real model).
@@ -37,16 +39,18 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Pa
     return build_sizes_and_compare(tmp_path_factory.mktemp("planted"), SETTINGS)
 
 
-def _planted(database: Path, size: str, where: str) -> tuple[float, int]:
-    """Mean planted probability and count of the first-stage prompts matching `where`."""
-    columns = ["task", "dataset", "variant", "method", "split", "gold_depth"]
-    rows = query(database, f"select {', '.join(columns)} from loft_{size}.prompts where {where}")
+def _planted(database: Path, size: str, where: str, stage: int = 1) -> tuple[float, int]:
+    """Mean planted probability and count of the prompts of a stage matching `where`."""
+    columns = ["task", "dataset", "variant", "method", "split", "stage", "gold_depth"]
+    table = f"loft_{size}.prompts" if stage == 1 else f"loft_{size}_internal.int_stage2_prompts"
+    rows = query(database, f"select {', '.join(columns)} from {table} where stage = {stage} and {where}")
     values = [planted_probability(dict(zip(columns, row, strict=True)), size, OPTIONS) for row in rows]
     return sum(values) / len(values), len(values)
 
 
-def _cell(task: str, dataset: str, variant: str, split: str) -> str:
-    return f"task = '{task}' and dataset = '{dataset}' and variant = '{variant}' and split = '{split}'"
+def _cell(task: str, dataset: str, variant: str, split: str, method: str = "cic") -> str:
+    where = f"task = '{task}' and dataset = '{dataset}' and variant = '{variant}' and split = '{split}'"
+    return f"{where} and method = '{method}'"
 
 
 def test_every_metrics_cell_holds_its_planted_value(warehouse: Path) -> None:
@@ -55,7 +59,7 @@ def test_every_metrics_cell_holds_its_planted_value(warehouse: Path) -> None:
         cells = query(
             warehouse,
             f"select task, dataset, variant, split, n, mean, ci_low, ci_high from loft_{size}.metrics "
-            "where is_primary and rule = 'loft' and grain = 'turn'",
+            "where is_primary and rule = 'loft' and grain = 'turn' and method = 'cic'",
         )
         for task, dataset, variant, split, n, mean, low, high in cells:
             if task == IDENTICAL_PROMPTS and split == "dev":
@@ -111,19 +115,24 @@ def test_table3_recovers_the_planted_closed_book_drop(warehouse: Path) -> None:
 
 
 def test_figure5_recovers_the_planted_size_effect(warehouse: Path) -> None:
+    """cic on every dataset; icr and rag_top5 on the RAG sets, whose final answers are stage 2."""
     rows = query(
         warehouse,
-        "select task, dataset, n_common_with_previous, difference_from_previous, difference_ci_low, difference_ci_high "
-        "from loft_compare.scaling_curves where variant = 'default' and split = 'dev' and size = '128k' "
-        f"and task <> '{IDENTICAL_PROMPTS}'",
+        "select task, dataset, method, n_common_with_previous, difference_from_previous, difference_ci_low, "
+        "difference_ci_high from loft_compare.scaling_curves where variant = 'default' and split = 'dev' "
+        f"and size = '128k' and task <> '{IDENTICAL_PROMPTS}' and method <> 'justified_verify'",
     )
-    assert len(rows) == 3
-    for task, dataset, n, difference, low, high in rows:
+    assert sorted((task, method) for task, _, method, *_ in rows) == [
+        *[("rag", m) for m in ("cic", "cic", "icr", "icr", "rag_top5", "rag_top5")],
+        ("retrieval", "cic"),
+    ]
+    for task, dataset, method, n, difference, low, high in rows:
+        stage = 1 if method == "cic" else 2
         planted = (
-            _planted(warehouse, "128k", _cell(task, dataset, "default", "dev"))[0]
-            - _planted(warehouse, "32k", _cell(task, dataset, "default", "dev"))[0]
+            _planted(warehouse, "128k", _cell(task, dataset, "default", "dev", method), stage)[0]
+            - _planted(warehouse, "32k", _cell(task, dataset, "default", "dev", method), stage)[0]
         )
-        assert low <= planted <= high and abs(difference - planted) <= 2 / n + 1e-9
+        assert low <= planted <= high and abs(difference - planted) <= 2 / n + 1e-9, (dataset, method)
 
 
 def test_figure8_and_figure6_recover_their_planted_values(warehouse: Path) -> None:
@@ -142,3 +151,63 @@ def test_figure8_and_figure6_recover_their_planted_values(warehouse: Path) -> No
     )
     assert {row[0] for row in bins} >= {"all", "equality", "join", "count"}
     assert all(low <= 0.8 <= high for _, _, low, high in bins)  # SQL: 0.8 for every gold at 128k
+
+
+def test_planted_rows_are_marked_and_kept_off_the_leaderboard(warehouse: Path) -> None:
+    for size in ("32k", "128k"):
+        assert query(warehouse, f"select distinct source from loft_{size}.metrics") == [("planted",)]
+        assert query(warehouse, f"select count(*) from loft_{size}.leaderboard where source <> 'paper'") == [(0,)]
+
+
+def _stage_cells(warehouse: Path, sql: str) -> list[Any]:
+    return query(warehouse, sql.format(size="128k") + " and split = 'test' and variant = 'default'")
+
+
+def test_every_method_stage_recovers_its_planted_value(warehouse: Path) -> None:
+    """ICR's pages (stage 1: found every gold page), then every method's final answers (icr and
+    rag_top5: the reading stage; justified_verify: verification, so its final score is the
+    product of two stages and is checked against the verdicts instead)."""
+    found = _stage_cells(
+        warehouse,
+        "select dataset, 'icr', 1, n, mean, ci_low, ci_high from loft_{size}.stage_metrics "
+        "where method = 'icr' and stage = 1 and measure = 'found_all_gold'",
+    )
+    final = _stage_cells(
+        warehouse,
+        "select dataset, method, 2, n, mean, ci_low, ci_high from loft_{size}.metrics "
+        "where is_primary and rule = 'loft' and grain = 'turn' and method in ('icr', 'rag_top5')",
+    )
+    assert len(found) == 2 and len(final) == 4
+    for dataset, method, stage, n, mean, low, high in found + final:
+        planted, count = _planted(warehouse, "128k", _cell("rag", dataset, "default", "test", method), stage)
+        assert count == n >= 30
+        assert low <= planted <= high and abs(mean - planted) <= 1 / n + 1e-9, (dataset, method, stage, planted, mean)
+
+
+def test_error_attribution_recovers_the_planted_reading_drop(warehouse: Path) -> None:
+    """Reading with the gold pages in hand is planted 0.3 above reading without them."""
+    rows = _stage_cells(
+        warehouse,
+        "select dataset, n_retrieval_hit, accuracy_given_hit, accuracy_given_hit_ci_low, accuracy_given_hit_ci_high, "
+        "n_retrieval_miss, accuracy_given_miss from loft_{size}.error_attribution where method = 'icr'",
+    )
+    assert len(rows) == 2
+    for dataset, n_hit, _, low, high, n_miss, given_miss in rows:
+        cell = _cell("rag", dataset, "default", "test", "icr")
+        hit, count = _planted(warehouse, "128k", cell + " and gold_depth is not null", 2)
+        assert count == n_hit >= 30 and low <= hit <= high
+        miss, count = _planted(warehouse, "128k", cell + " and gold_depth is null", 2)
+        assert count == n_miss and (n_miss == 0 or abs(given_miss - miss) <= 0.5)
+
+
+def test_verification_scores_recover_the_planted_verdicts(warehouse: Path) -> None:
+    rows = _stage_cells(
+        warehouse,
+        "select dataset, n, value, ci_low, ci_high, n_unreadable from loft_{size}.verification_scores "
+        "where method = 'justified_verify' and measure = 'verdict_accuracy'",
+    )
+    assert len(rows) == 2
+    for dataset, n, value, low, high, unreadable in rows:
+        planted, count = _planted(warehouse, "128k", _cell("rag", dataset, "default", "test", "justified_verify"), 2)
+        assert unreadable == 0 and count == n >= 30
+        assert low <= planted <= high and abs(value - planted) <= 1 / n + 1e-9

@@ -36,7 +36,7 @@ from loft_warehouse.model_tokens import rank_dir
 PROMPT_COLUMNS = (
     "prompt_id", "task", "dataset", "corpus_id", "variant", "method", "stage", "split", "qid", "turn", "call_index",
     "n_turns", "prefix_id", "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total", "system",
-    "prefix_text", "gold", "gold_shown_ids", "gold_depth",
+    "prefix_text", "gold", "gold_shown_ids", "gold_depth", "payload",
 )  # fmt: skip
 ESTIMATE_COLUMNS = (
     "prompt_id", "task", "dataset", "variant", "method", "stage", "split", "qid", "turn", "call_index", "prefix_id",
@@ -213,7 +213,8 @@ def responses(
     retry_errors: Any = None,
     batch: Any = None,
 ) -> pl.DataFrame:
-    """Send one stage's prompts for the selected systems; the `responses` rows from the store.
+    """Send one stage's prompts for the selected systems; the `responses` rows from the store,
+    each with its source ('planted' for the planted-effects test system, else 'inference').
 
     Stage 1 passes the cost estimate of every stage and prints it before any call; later
     stages pass their own prompt rows (with a `system` and their `prefix_text`). With a limit,
@@ -260,4 +261,6 @@ def responses(
             retry_errors=settings.flag(retry_errors, "retry_errors"),
         )
     created = pl.col("created_at").str.to_datetime(format="%Y-%m-%dT%H:%M:%S%.f%z")
-    return frame.with_columns(created.dt.convert_time_zone("UTC"))
+    planted = [s.name for s in systems if s.provider == "planted"]
+    source = pl.when(pl.col("system").is_in(planted)).then(pl.lit("planted")).otherwise(pl.lit("inference"))
+    return frame.with_columns(created.dt.convert_time_zone("UTC"), source.alias("source"))

@@ -243,8 +243,9 @@ def retrieved_reader(upstream: Upstream) -> list[Call]:
         return []
     docs = upstream.documents(pids)
     before, after = _split(qa_template(upstream.method), "documents")
-    lines = "".join(document_lines([(upstream.shown_id(d.pid), d) for d in docs]))
-    return [Call(0, before, lines + fill(after.removeprefix("\n"), question=upstream.question), docs)]
+    shown = tuple(upstream.shown_id(d.pid) for d in docs)
+    lines = "".join(document_lines(list(zip(shown, docs, strict=True))))
+    return [Call(0, before, lines + fill(after.removeprefix("\n"), question=upstream.question), docs, shown=shown)]
 
 
 def verification_text(method: Method, question: str, documents: list[tuple[str, Doc]], candidate: str) -> str:
@@ -265,10 +266,8 @@ def verification_calls(upstream: Upstream) -> list[Call]:
         if not docs:
             continue
         name = str(candidate.get("candidate"))
-        text = verification_text(
-            upstream.method, upstream.question, [(upstream.shown_id(d.pid), d) for d in docs], name
-        )
-        calls.append(
-            Call(index, "", text, docs, json.dumps({"candidate": candidate.get("candidate")}, ensure_ascii=False))
-        )
+        shown = tuple(upstream.shown_id(d.pid) for d in docs)
+        text = verification_text(upstream.method, upstream.question, list(zip(shown, docs, strict=True)), name)
+        payload = json.dumps({"candidate": candidate.get("candidate")}, ensure_ascii=False)
+        calls.append(Call(index, "", text, docs, payload, shown))
     return calls

@@ -248,7 +248,8 @@ def answer_from_pages(upstream: Upstream) -> list[Call]:
     position = {pid: p for p, pid in upstream.maps.by_position.get(upstream.key, {}).items()}
     docs = upstream.documents(pooled)
     pages = sorted((Page(position[d.pid] + 1, d) for d in docs), key=lambda p: p.number)
-    return [Call(0, "", qa_text(upstream.question, pages), [p.doc for p in pages])]
+    shown = tuple(str(p.number) for p in pages)
+    return [Call(0, "", qa_text(upstream.question, pages), [p.doc for p in pages], shown=shown)]
 
 
 def qa_text(question: str, pages: Sequence[Page]) -> str:

@@ -81,4 +81,5 @@ def reader(upstream: Upstream) -> list[Call]:
     if cache_key not in upstream.cache:
         upstream.cache[cache_key] = reader_prefix(upstream.collection, method)
     docs = upstream.documents(pids)
-    return [Call(0, upstream.cache[cache_key], reader_suffix(upstream.collection, upstream.query, docs), docs)]
+    suffix = reader_suffix(upstream.collection, upstream.query, docs)
+    return [Call(0, upstream.cache[cache_key], suffix, docs, shown=tuple(str(i) for i in range(len(docs))))]

@@ -20,6 +20,7 @@ final answer); a justified answer without candidates gives an empty final answer
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import polars as pl
@@ -116,7 +117,7 @@ def _row(
         "n_tokens_prefix": n_prefix,
         "n_tokens_total": total,
         "gold": query.turns[turn].gold_json,
-        "gold_shown_ids": "[]",
+        "gold_shown_ids": json.dumps([call.shown[i] for i in positions] if call.shown else []),
         "targets": query.turns[turn].gold_json or "null",
         "gold_positions": positions or None,
         "gold_depth": (min(positions) / (len(call.context) - 1) if len(call.context) > 1 else 0.0)

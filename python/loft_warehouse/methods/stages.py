@@ -23,13 +23,15 @@ from loft_warehouse.prompts.inputs import Collection, Doc, Query
 @dataclass(frozen=True)
 class Call:
     """One later-stage prompt before token counting: the shared prefix, the row's own text, the
-    documents it shows (in order) and the payload its parser reads."""
+    documents it shows (in order), the payload its parser reads, and the ID the prompt shows for
+    each document (empty when it shows none)."""
 
     call_index: int
     prefix: str
     suffix: str
     context: list[Doc]
     payload: str | None = None
+    shown: tuple[str, ...] = ()
 
 
 class DocumentMaps:
