@@ -79,7 +79,8 @@ from intervals
 
 
 {#
-  metrics: one row per (source, system, method, dataset, variant, split, metric, rule, grain):
+  metrics: one row per (source, system, method, dataset, variant, split, metric, rule, gold_version,
+  grain):
   the mean over turn rows (conversation rows for grain 'conversation'), n, how many were
   unanswered (status not 'ok', scored 0) or answered but empty under the rule, a 95% interval
   (scoring_means), and where the gold sat when every row of the group has it at the same place.
@@ -93,7 +94,7 @@ from intervals
 {%- set seed = seed if seed is not none else var('seed', 20240612) -%}
 {%- set limit = limit if limit is not none else loft_query_limit() -%}
 {%- set keys = ['size', 'source', 'system', 'method', 'task', 'dataset', 'variant', 'split', 'metric', 'rule',
-                'grain'] -%}
+                'gold_version', 'grain'] -%}
 with
 
 means as (

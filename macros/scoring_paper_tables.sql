@@ -497,11 +497,13 @@ select * from final
 {#
   quest_loft_methods: QUEST-LOFT Tables 3-5 (seed 002 §4-5): one row per paper cell (table,
   method row, metric column; the seed's tables 3-5) and warehouse run of that method on
-  rag/quest (test split, rule revised: DEBATABLE answers removed from both sides): the run's
-  mean with n and 95% interval from metrics, the paper's value beside. The paper's RAG methods
+  rag/quest (test split, rule revised: DEBATABLE answers removed from both sides), under the
+  question set's gold version (revised: quest_loft_revised, Appendix E; simple28:
+  quest_loft_simple28, Appendix F, whose text holds 23 of the 28 questions): the run's mean
+  with n and 95% interval from metrics, the paper's value beside. The paper's RAG methods
   match rag_top{k} of any k (top_k says which; the paper used 40). Cells nothing filled keep
-  their row and say why: a method the catalogue cannot express yet, Simple28 (not scored),
-  QUEST not in the data dir, no run.
+  their row and say why: a method the catalogue cannot express yet, QUEST not in the data
+  dir, no run.
 #}
 {% macro scoring_quest_loft_methods(metrics=none, paper=none, datasets=none, size=none) %}
 {%- set metrics = metrics or loft_ref('metrics') -%}
@@ -530,6 +532,8 @@ paper as (
 quest_metrics as (
     select
         *,
+        case gold_version when 'quest_loft_revised' then 'revised' when 'quest_loft_simple28' then 'simple28' end
+            as question_set,
         regexp_replace(method, '^rag_top[0-9]+', 'rag_top{k}') as method_pattern,
         try_cast(nullif(regexp_extract(method, '^rag_top([0-9]+)', 1), '') as bigint) as top_k
     from {{ metrics }}
@@ -537,21 +541,21 @@ quest_metrics as (
 ),
 
 runs as (
-    select distinct size, source, system, method, method_pattern, top_k
+    select distinct size, source, system, method, method_pattern, top_k, question_set
     from quest_metrics
-    where run_status in ('scored', 'pending')
+    where run_status in ('scored', 'pending') and question_set is not null
 ),
 
 run_cells as (
     select runs.size, runs.source, runs.system, runs.method, runs.top_k, paper.*
     from paper
-    inner join runs on runs.method_pattern = paper.method_pattern and paper.question_set = 'revised'
+    inner join runs on runs.method_pattern = paper.method_pattern and runs.question_set = paper.question_set
     union all by name
     select
         '{{ size }}' as size, null::varchar as source, null::varchar as system, null::varchar as method,
         null::bigint as top_k, paper.*
     from paper
-    anti join runs on runs.method_pattern = paper.method_pattern and paper.question_set = 'revised'
+    anti join runs on runs.method_pattern = paper.method_pattern and runs.question_set = paper.question_set
 ),
 
 built as (
@@ -583,10 +587,10 @@ final as (
                 then 'not expressible yet: three stages (bm25 top k, justified QA, a verification per candidate)'
             when run_cells.method_pattern is null
                 then 'not expressible yet: a verification per entity of the bm25 top k, with no QA stage'
-            when run_cells.question_set = 'simple28'
-                then 'not scored: rule revised covers QUEST-LOFT-128K-Revised only (the seed text holds 23 of the 28 Simple28 questions)'
             when (select count(*) from built) = 0 then {{ scoring_not_in_build("'rag'", "'quest'") }}
-            when run_cells.system is null then 'no run of this method at this size'
+            when run_cells.system is null
+                then 'no run of this method scored under gold version quest_loft_' || run_cells.question_set
+                    || ' at this size'
             when cell.run_status = 'pending' then 'pending: rows still in a provider batch'
             when cell.run_status = 'not_run' then 'not run: no answered row'
             else 'no ' || run_cells.metric || ' rows under rule revised for this run'
@@ -599,6 +603,7 @@ final as (
         and cell.system = run_cells.system
         and cell.method = run_cells.method
         and cell.metric = run_cells.metric
+        and cell.question_set = run_cells.question_set
 )
 
 select * from final

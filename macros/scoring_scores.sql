@@ -583,39 +583,47 @@ select *, 'conversation' as grain from conversations
 
 
 {#
-  QUEST-LOFT-128K-Revised (seed 002 §4.1, App. E; seeds/quest_loft_revised_gold.csv): for a
-  QUEST query whose question the appendix revises, the gold is its MATCH answers and its
-  DEBATABLE answers are removed from both gold and prediction; every other answer counts as
-  NO_MATCH. Set precision, recall, F1, accuracy (set equality) and subspan_em (every gold
-  answer predicted), rule 'revised', on the strict answer (normalised, distinct, non-empty).
-  An empty side scores 1 only against an empty other side. Questions match after
-  normalisation (loft_normalize); queries the appendix does not list get no revised rows.
+  Adjudicated gold (rule 'revised'; stg_gold_adjudications): under each gold version, a RAG query
+  the version adjudicates (by qid, or by its question after loft_normalize) has its MATCH answers
+  as gold, and its DEBATABLE answers are removed from both gold and prediction; every other
+  answer counts as NO_MATCH (QUEST-LOFT-128K-Revised, seed 002 §4.1, App. E, is version
+  quest_loft_revised). Set precision, recall, F1, accuracy (set equality) and subspan_em (every
+  gold answer predicted), on the strict answer (normalised, distinct, non-empty). An empty side
+  scores 1 only against an empty other side. Queries a version does not adjudicate get no rows
+  under it; a query adjudicated by several versions gets one row per version.
 #}
-{% macro scoring_quest_revised_scores(predictions, queries, revised) %}
+{% macro scoring_adjudicated_scores(predictions, queries, adjudications) %}
 with
 
-revisions as (
+verdicts as (
     select
-        loft_normalize(question) as question_key,
+        gold_version,
+        task,
+        dataset,
+        qid,
+        case when qid is null then loft_normalize(question) end as question_key,
         list_distinct(list(loft_normalize(answer)) filter (where rating = 'MATCH')) as gold_set,
         coalesce(list_distinct(list(loft_normalize(answer)) filter (where rating = 'DEBATABLE')), []) as debatable
-    from {{ revised }}
-    where question_set = 'revised'
+    from {{ adjudications }}
     group by all
 ),
 
 base as (
     select
         {{ scoring_key_columns('p') }},
+        verdicts.gold_version,
         {{ scoring_empty_answer_flags() }},
-        coalesce(revisions.gold_set, []) as gold_set,
+        coalesce(verdicts.gold_set, []) as gold_set,
         list_filter(
             list_distinct(list_filter(list_transform(p.answer_strict, lambda a: loft_normalize(a)), lambda a: a <> '')),
-            lambda a: not list_contains(revisions.debatable, a)
+            lambda a: not list_contains(verdicts.debatable, a)
         ) as pred_set
     {{ scoring_predictions_with_queries(predictions, queries) }}
-    inner join revisions on revisions.question_key = loft_normalize(q.query_text)
-    where p.task = 'rag' and p.dataset = 'quest'
+    inner join verdicts
+        on verdicts.task = p.task
+        and verdicts.dataset = p.dataset
+        and (verdicts.qid = p.qid or verdicts.question_key = loft_normalize(q.query_text))
+    where p.task = 'rag'
 ),
 
 counted as (
@@ -635,6 +643,7 @@ rates as (
 
 select
     {{ scoring_key_names() }},
+    gold_version,
     list_transform([
         {'metric': 'set_precision', 'value': set_precision},
         {'metric': 'set_recall', 'value': set_recall},
@@ -752,6 +761,11 @@ select * from combined
   VARCHAR string on write (5.0 s -> 1.1 s for the retrieval set's). A name missing here stops
   the build with a conversion error naming it.
 #}
+{# The gold_version of scores against the dataset's own gold (not an adjudicated version). #}
+{% macro scoring_release_gold() -%}
+    release
+{%- endmacro %}
+
 {% macro scoring_metric_type() -%}
     enum('capped_recall@1', 'coverage', 'em', 'exec_acc', 'exec_acc_conversation', 'f1', 'kv_accuracy',
          'litm_best_subspan_em', 'mrecall@1', 'mrecall@2', 'mrecall@3', 'mrecall@5', 'recall@1', 'recall@2',
@@ -766,7 +780,8 @@ select * from combined
 
 {#
   The scored turns: one row per (source, system, dataset, variant, query, turn, grain) and
-  family (a revised QUEST query's revised-gold metrics are a second row), its metrics a list of
+  family (an adjudicated query's revised-gold metrics are a further row per gold version, and
+  gold_version says which; every other row is the release gold), its metrics a list of
   (metric, rule, value, is_empty_answer, is_primary). Rows that were not
   answered (status not 'ok': blocked, error, skipped_*, missing) score 0 and stay; is_answered
   and status say why. A multi-turn query with no answer at all (every turn missing) keeps its
@@ -774,12 +789,12 @@ select * from combined
   one turn; the other rules keep every turn. Stored this way, a million turns write a million
   rows, not one per metric (the scores view unnests them).
 #}
-{% macro scoring_turn_scores(predictions=none, queries=none, datasets=none, size=none, prompts=none, revised=none) %}
+{% macro scoring_turn_scores(predictions=none, queries=none, datasets=none, size=none, prompts=none, adjudications=none) %}
 {%- set predictions = predictions or loft_ref('predictions') -%}
 {%- set queries = queries or loft_ref('int_scored_queries') -%}
 {%- set datasets = datasets or loft_ref('stg_datasets') -%}
 {%- set prompts = prompts or loft_ref('prompts') -%}
-{%- set revised = revised or source('reference', 'quest_loft_revised_gold') -%}
+{%- set adjudications = adjudications or loft_view_ref('stg_gold_adjudications') -%}
 {%- set size = size or loft_size() -%}
 with
 
@@ -790,7 +805,7 @@ rag_multi as ({{ scoring_rag_multi_scores('final_predictions', queries) }}),
 icl as ({{ scoring_icl_scores('final_predictions', queries) }}),
 sql_exec as ({{ scoring_sql_scores('final_predictions', queries) }}),
 key_value as ({{ scoring_key_value_scores('final_predictions', queries) }}),
-quest_revised as ({{ scoring_quest_revised_scores('final_predictions', queries, revised) }}),
+adjudicated as ({{ scoring_adjudicated_scores('final_predictions', queries, adjudications) }}),
 
 all_scores as (
     select *, 'turn' as grain from retrieval
@@ -805,7 +820,7 @@ all_scores as (
     union all by name
     select *, 'turn' as grain from key_value
     union all by name
-    select *, 'turn' as grain from quest_revised
+    select *, 'turn' as grain from adjudicated
 ),
 
 unanswered_conversations as (
@@ -853,6 +868,7 @@ final as (
         kept.turn,
         kept.n_turns,
         kept.grain,
+        coalesce(kept.gold_version, '{{ scoring_release_gold() }}') as gold_version,
         kept.status,
         kept.is_answered,
         positions.gold_positions,
@@ -879,7 +895,7 @@ select * from final
 
 {#
   The scores analysts query: one row per (source, system, dataset, variant, query, turn, grain,
-  metric, rule), int_turn_scores with its metric lists unnested.
+  metric, rule, gold_version), int_turn_scores with its metric lists unnested.
 #}
 {% macro scoring_scores(turn_scores=none) %}
 {%- set turn_scores = turn_scores or loft_view_ref('int_turn_scores') -%}
@@ -905,6 +921,7 @@ final as (
         turn,
         n_turns,
         grain,
+        gold_version,
         score.metric::varchar as metric,
         score.rule::varchar as rule,
         score.metric::varchar || '_' || score.rule::varchar as metric_name,

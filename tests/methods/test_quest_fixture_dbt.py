@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -101,20 +103,28 @@ def built(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
     root = tmp_path_factory.mktemp("quest")
     data = write_release(root / "data", shared_data)
     database = root / "loft.duckdb"
+    write_systems(root / "systems.yaml", [openai_system("gpt-fixture", context_window=1_000_000)])
     with FixtureServer(FixtureState(answer=answer)) as server:
-        systems = write_systems(root / "systems.yaml", [openai_system("gpt-fixture", context_window=1_000_000)])
-        env = {
-            "LOFT_DATA_DIR": str(data),
-            "LOFT_SYSTEMS_FILE": str(systems),
-            "LOFT_SYSTEMS": "gpt-fixture",
-            "LOFT_RESPONSE_STORE": str(root / "store.sqlite"),
-            "LOFT_TEST_OPENAI_KEY": "sk-test",
-            "LOFT_TEST_OPENAI_BASE_URL": f"{server.url}/v1",
-        }
-        variables = json.dumps({"datasets": "rag/quest", "methods": METHODS})
-        result = run_dbt(["build", "--select", "loft_128k", "--vars", variables], database, env)
+        result = _build(database, data, server.url)
+        (root / "fixture_url").write_text(server.url, encoding="utf-8")
     assert result.returncode == 0, result.stdout[-5000:]
     return database
+
+
+def _build(database: Path, data: Path, url: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    """loft_128k of rag/quest with every method, answered by the fixture at `url`."""
+    root = database.parent
+    env = {
+        "LOFT_DATA_DIR": str(data),
+        "LOFT_SYSTEMS_FILE": str(root / "systems.yaml"),
+        "LOFT_SYSTEMS": "gpt-fixture",
+        "LOFT_RESPONSE_STORE": str(root / "store.sqlite"),
+        "LOFT_TEST_OPENAI_KEY": "sk-test",
+        "LOFT_TEST_OPENAI_BASE_URL": f"{url}/v1",
+        **extra,
+    }
+    variables = json.dumps({"datasets": "rag/quest", "methods": METHODS})
+    return run_dbt(["build", "--select", "loft_128k", "--vars", variables], database, env)
 
 
 def _revised(database: Path) -> dict[tuple[str, str, str], float]:
@@ -189,3 +199,42 @@ def test_metrics_compare_the_methods_on_original_and_revised_gold(built: Path) -
     # revised: boston and finnish only; justified_verify: F1 1 and 2/3.
     assert by[("justified_verify", "revised")] == (2, pytest.approx((1 + 2 / 3) / 2))
     assert by[("justified", "loft")][0] == 3
+
+
+def test_a_new_gold_version_rescores_the_stored_answers_without_a_call(built: Path, tmp_path: Path) -> None:
+    """A team's adjudication file (qid-keyed: birds judged again, boston's A Case of Need now a
+    MATCH) gives a second gold version beside quest_loft_revised: same stored answers, no call."""
+    folder = tmp_path / "adjudications"
+    folder.mkdir()
+    (folder / "team.csv").write_text(
+        "gold_version,task,dataset,qid,answer,rating,source\n"
+        "team_v2,rag,quest,birds,Rufous treepie,MATCH,second reader\n"
+        "team_v2,rag,quest,boston,The Scarlet Letter,MATCH,second reader\n"
+        "team_v2,rag,quest,boston,A Case of Need,MATCH,second reader\n",
+        encoding="utf-8",
+    )
+    database = built.parent / "rescored.duckdb"
+    shutil.copy(built, database)
+    state = FixtureState(answer=answer)
+    url = (built.parent / "fixture_url").read_text(encoding="utf-8")
+    with FixtureServer(state, port=int(url.rpartition(":")[2])) as server:  # the endpoint is in each request key
+        result = _build(database, built.parent / "data", server.url, LOFT_ADJUDICATIONS_DIR=str(folder))
+    assert result.returncode == 0, result.stdout[-5000:]
+    assert state.generation_requests() == []
+    rows = query(
+        database,
+        "select gold_version, qid, value from loft_128k.scores where rule = 'revised' and method = 'justified' "
+        "and metric = 'set_precision' order by all",
+    )
+    # justified named {Scarlet Letter, A Case of Need, Moby-Dick} for boston and Spotted owlet for birds
+    assert rows == [
+        ("quest_loft_revised", "boston", 0.5),
+        ("quest_loft_revised", "finnish", 0.5),
+        ("team_v2", "birds", 0.0),
+        ("team_v2", "boston", pytest.approx(2 / 3)),
+    ]
+    assert query(database, "select count(*) from loft_128k.responses") == query(
+        built, "select count(*) from loft_128k.responses"
+    )
+    versions = query(database, "select distinct gold_version from loft_128k.metrics where rule = 'revised' order by 1")
+    assert versions == [("quest_loft_revised",), ("team_v2",)]

@@ -26,9 +26,10 @@ def _scenario() -> Scenario:
     ]:
         s.case("rag", "quest", qid, [answer], f"Final Answer: ['{answer}']")
         s._rows["queries"][-1]["query_text"] = question
-        revised.append(dict(question_set="revised", question_number=len(revised) + 1, question=question,
-                            rating="MATCH", answer=answer))  # fmt: skip
-    insert(s.con, "revised", revised)
+        revised.append(dict(gold_version="quest_loft_revised", dataset="quest", question=question,
+                            rating="MATCH", answer=answer, source_file="t.csv",
+                            source_row=len(revised) + 2))  # fmt: skip
+    insert(s.con, "adjudications", revised)
     s.build()
     return s
 

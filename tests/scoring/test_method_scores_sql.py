@@ -4,11 +4,12 @@ unanswered, and QUEST-LOFT's revised gold drops DEBATABLE answers from both side
 
 from __future__ import annotations
 
-import csv
 import json
 
+import polars as pl
 import pytest
 
+from loft_warehouse.scoring.adjudications import from_seed
 from loft_warehouse.settings import PROJECT_ROOT
 from tests.scoring.sqlkit import Scenario, insert
 
@@ -86,8 +87,8 @@ def scenario() -> Scenario:
         "Final Answer: ['The Scarlet Letter', 'A Case of Need', 'Other Book']",
     )
     s._rows["queries"][-1]["query_text"] = "Novels about families set in Boston and New England."
-    with open(PROJECT_ROOT / "seeds" / "quest_loft_revised_gold.csv", encoding="utf-8", newline="") as handle:
-        insert(s.con, "revised", list(csv.DictReader(handle)))
+    seed = pl.read_csv(PROJECT_ROOT / "seeds" / "quest_loft_revised_gold.csv", infer_schema=False)
+    insert(s.con, "adjudications", from_seed(seed).to_dicts())
     s.build()
     return s
 

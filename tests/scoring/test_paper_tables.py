@@ -427,6 +427,8 @@ def test_planted_example_curves_are_recovered(examples: duckdb.DuckDBPyConnectio
 QUEST_LOFT = PROJECT_ROOT / "seeds" / "paper_quest_loft.csv"
 # method -> (set_f1 of q0..q39: 1.0 for the first `full`, 0.5 for the rest; subspan_em right on the first `right`)
 PLANTED_QUEST = {"cic": (10, 12), "justified_cot": (30, 28), "rag_top40_justified": (36, 30)}
+# Simple28 questions scored by cic under quest_loft_simple28, and how many of them are right
+SIMPLE28_CIC = (23, 5)
 
 
 @pytest.fixture(scope="module")
@@ -436,9 +438,15 @@ def quest() -> duckdb.DuckDBPyConnection:
     for method, (full, right) in PLANTED_QUEST.items():
         for q in range(40):
             common = {"system": "planted", "method": method, "task": "rag", "dataset": "quest", "variant": "default",
-                      "qid": f"q{q}", "rule": "revised", "is_primary": False}  # fmt: skip
+                      "qid": f"q{q}", "rule": "revised", "gold_version": "quest_loft_revised",
+                      "is_primary": False}  # fmt: skip
             rows.append({**common, "metric": "set_f1", "value": 1.0 if q < full else 0.5})
             rows.append({**common, "metric": "subspan_em", "value": 1.0 if q < right else 0.0})
+    for q in range(SIMPLE28_CIC[0]):  # Simple28 (Table 5): cic only, under its own gold version
+        common = {"system": "planted", "method": "cic", "task": "rag", "dataset": "quest", "variant": "default",
+                  "qid": f"s{q}", "rule": "revised", "gold_version": "quest_loft_simple28",
+                  "is_primary": False}  # fmt: skip
+        rows.append({**common, "metric": "set_accuracy", "value": 1.0 if q < SIMPLE28_CIC[1] else 0.0})
     scores_table(con, rows)
     con.execute(f"create table metrics as {macros().scoring_metrics(scores='scores', seed=SEED, limit='')}")
     con.execute(f"create table paper as select * from read_csv('{QUEST_LOFT}', header = true, auto_detect = true)")
@@ -482,6 +490,9 @@ def test_planted_quest_methods_are_recovered(quest: duckdb.DuckDBPyConnection) -
             assert (cell["method"], cell["n"], cell["reason"]) == (method, 40, None)
             assert cell["mean"] == pytest.approx(planted)
             assert cell["ci_low"] <= planted <= cell["ci_high"]
+    [simple] = _quest_cell(quest, 5, "CiC Baseline", "Accuracy")  # Simple28, under its own gold version
+    assert (simple["method"], simple["n"], simple["reason"]) == ("cic", SIMPLE28_CIC[0], None)
+    assert simple["mean"] == pytest.approx(SIMPLE28_CIC[1] / SIMPLE28_CIC[0])
     [rag] = _quest_cell(quest, 4, "RAG Justified QA", "F1")
     assert (rag["top_k"], rag["paper_value"], rag["paper_model"]) == (40, 0.71, "Gemini 1.5 Flash")
 
@@ -492,9 +503,13 @@ def test_unfilled_quest_cells_say_why(quest: duckdb.DuckDBPyConnection) -> None:
     [verify_only] = _quest_cell(quest, 3, "RAG + Verification", "F1")
     assert verify_only["reason"].startswith("not expressible yet: a verification per entity")
     [no_run] = _quest_cell(quest, 3, "CiC Justified QA + Verification", "F1")
-    assert (no_run["system"], no_run["n"], no_run["reason"]) == (None, 0, "no run of this method at this size")
-    [simple] = _quest_cell(quest, 5, "CiC Baseline", "F1")
-    assert simple["reason"].startswith("not scored: rule revised covers QUEST-LOFT-128K-Revised only")
+    assert (no_run["system"], no_run["n"], no_run["reason"]) == (
+        None,
+        0,
+        "no run of this method scored under gold version quest_loft_revised at this size",
+    )
+    [simple] = _quest_cell(quest, 5, "CiC Justified QA", "Accuracy")
+    assert simple["reason"] == "no run of this method scored under gold version quest_loft_simple28 at this size"
     # the measured metric rows missing for a run that has others say so
     [precision] = _quest_cell(quest, 3, "CiC Baseline", "Precision")
     assert precision["reason"] == "no set_precision rows under rule revised for this run"
