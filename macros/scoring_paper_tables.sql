@@ -583,10 +583,8 @@ final as (
         run_cells.paper_source,
         case
             when cell.run_status = 'scored' then null
-            when run_cells.method_pattern is null and run_cells.paper_method like 'RAG Justified%'
-                then 'not expressible yet: three stages (bm25 top k, justified QA, a verification per candidate)'
             when run_cells.method_pattern is null
-                then 'not expressible yet: a verification per entity of the bm25 top k, with no QA stage'
+                then 'not expressible yet: three stages (bm25 top k, justified QA, a verification per candidate)'
             when (select count(*) from built) = 0 then {{ scoring_not_in_build("'rag'", "'quest'") }}
             when run_cells.system is null
                 then 'no run of this method scored under gold version quest_loft_' || run_cells.question_set

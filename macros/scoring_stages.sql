@@ -287,7 +287,7 @@ calls as (
         case when json_valid(payload) then json_extract_string(payload, '$.candidate') end as candidate,
         len(coalesce(answer_strict, []::varchar[])) > 0 as judged_true
     from {{ predictions }}
-    where stage = 2 and method like '%\_verify' escape '\' and is_answered
+    where stage = 2 and loft_verifier(method) is not null and is_answered
 ),
 
 gold as (
@@ -344,12 +344,7 @@ rates as (
         accuracy.ci_low as accuracy_ci_low,
         accuracy.ci_high as accuracy_ci_high,
         2 * n_true_positive / nullif(2 * n_true_positive + n_false_positive + n_false_negative, 0) as verdict_f1,
-        case regexp_extract(counts.method, '(_cot)?(_quest)?_verify$', 0)
-            when '_verify' then 'Basic'
-            when '_cot_verify' then 'CoT'
-            when '_quest_verify' then 'QUEST'
-            when '_cot_quest_verify' then 'CoT - QUEST'
-        end as verifier
+        loft_verifier(counts.method) as verifier
     from counts
     left join unreadable using ({{ run | join(', ') }})
     left join accuracy using ({{ run | join(', ') }})

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import duckdb
 import pytest
 
 from loft_warehouse.design import Design
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.methods.catalogue import METHODS, method, resolve
+from loft_warehouse.scoring.duckdb_functions import register
 
 
 def test_methods_by_name_and_their_stages():
@@ -20,6 +22,9 @@ def test_methods_by_name_and_their_stages():
     read = method("rag_top40_justified_cot")
     assert (read.top_k, read.cot, read.quest) == (40, True, False)
     assert [s.parse for s in read.stages] == ["answers", "justified"]
+    verify_each = method("rag_top40_verify_cot_quest")
+    assert (verify_each.top_k, verify_each.cot, verify_each.quest) == (40, True, True)
+    assert [s.parse for s in verify_each.stages] == ["answers", "verdict"]
     every = [m.name for m in resolve(["all"])]
     assert set(METHODS) < set(every) and {"rag_top5", "rag_top40"} < set(every)
     with pytest.raises(ConfigurationError, match="unknown method 'rag_top0'"):
@@ -74,3 +79,10 @@ def test_sweep_settings_in_the_name_make_arms_that_coexist():
 def test_settings_a_method_does_not_take_are_refused(name: str, message: str):
     with pytest.raises(ConfigurationError, match=message):
         method(name)
+
+
+def test_the_verifier_of_each_method_with_a_verification_stage():
+    con = register(duckdb.connect())
+    names = ["justified_verify", "justified_cot_quest_verify", "rag_top40_verify_quest", "rag_top5_verify_cot", "icr"]
+    verifiers = con.execute("select loft_verifier(unnest(?))", [names]).fetchall()
+    assert verifiers == [("Basic",), ("CoT - QUEST",), ("QUEST",), ("CoT",), (None,)]

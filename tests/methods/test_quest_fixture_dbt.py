@@ -19,7 +19,7 @@ from tests.conftest import query, run_dbt
 from tests.inference.support import openai_system, write_systems
 
 pytestmark = pytest.mark.slow
-METHODS = ["cic", "justified", "justified_quest", "justified_verify"]
+METHODS = ["cic", "justified", "justified_quest", "justified_verify", "rag_top5_verify"]
 BOSTON = "Novels about families set in Boston and New England."
 FINNISH = "Finnish television and animated films"
 BIRDS = "Birds described in 1837"
@@ -163,6 +163,34 @@ def test_verification_keeps_the_candidates_judged_true(built: Path) -> None:
         "and split = 'test' group by qid order by qid",
     )
     assert calls == [("birds", 1), ("boston", 3), ("finnish", 2)]
+
+
+def test_rag_verification_keeps_the_retrieved_entities_judged_true(built: Path) -> None:
+    """RAG + Verification: bm25's top 5, one verification per retrieved title; the answer is
+    the titles the (scripted) verifier judges TRUE, in rank order."""
+    retrieved = query(
+        built,
+        "select r.qid, list(c.title order by i) from loft_128k.stage_retrieval as r, "
+        "unnest(r.retrieved_pids) with ordinality as t(pid, i) "
+        "inner join loft_128k.corpus as c on c.pid = t.pid and c.dataset = r.dataset "
+        "where r.method = 'rag_top5_verify' and r.split = 'test' group by r.qid order by r.qid",
+    )
+    assert len(retrieved) == 3 and all(len(titles) == 5 for _, titles in retrieved)
+    final = dict(
+        query(
+            built,
+            "select qid, flatten(list(answer_strict order by call_index)) from loft_128k.predictions "
+            "where method = 'rag_top5_verify' and is_final and split = 'test' group by qid",
+        )
+    )
+    questions = {"birds": BIRDS, "boston": BOSTON, "finnish": FINNISH}
+    assert final == {qid: [t for t in titles if t in SCRIPT[questions[qid]][1]] for qid, titles in retrieved}
+    [cell] = query(
+        built,
+        "select n, mean, reason from loft_128k.quest_loft_methods where paper_table = 3 "
+        "and paper_method = 'RAG + Verification' and paper_column = 'F1'",
+    )
+    assert cell[0] == 2 and cell[2] is None  # boston and finnish are revised
 
 
 def test_revised_gold_scores_by_hand(built: Path) -> None:

@@ -161,6 +161,29 @@ def test_verification_shows_each_candidate_its_cited_documents_only(tokens):
     assert first.endswith("===== Candidate Answer =====\ncats")
 
 
+def test_retrieve_then_verify_asks_once_per_retrieved_entity(tokens):
+    built = _build([_answer("rag_top2_verify_cot", "q2", ["2", "0", "4"])], tokens)
+    assert built["call_index"].to_list() == [0, 1]
+    assert built["context_pids"].to_list() == [["p2"], ["p0"]]
+    assert [json.loads(p)["candidate"] for p in built["payload"]] == ["Seas", "Cats"]
+    first = built.row(0, named=True)
+    assert "ID: 2 | TITLE: Seas" in first["suffix"] and "Cats" not in first["suffix"].partition("=====")[0]
+    assert first["suffix"].endswith("===== Candidate Answer =====\nSeas")
+    # the gold document (q2: p2) is the first call's; its ID as the prompt shows it
+    assert (first["gold_shown_ids"], built.row(1, named=True)["gold_shown_ids"]) == ('["2"]', "[]")
+
+
+def test_later_stages_record_the_gold_ids_they_show(tokens):
+    pages = _build([_answer("icr", "q1", ["5", "1"])], tokens).row(0, named=True)
+    reader = _build([_answer("rag_top2", "q1", ["2", "0"])], tokens).row(0, named=True)
+    justified = _build([_answer("rag_top2_justified", "q1", ["2", "0"])], tokens).row(0, named=True)
+    assert (pages["gold_shown_ids"], reader["gold_shown_ids"], justified["gold_shown_ids"]) == (
+        '["1"]',  # page 1 is p0, the gold of q1
+        '["1"]',  # the reader numbers its passages 0..k-1 in rank order: p0 is second
+        '["0"]',  # justified QA shows the variant's own IDs
+    )
+
+
 @pytest.mark.parametrize("status", ["error", "skipped_no_credentials"])
 def test_a_stage_one_call_that_did_not_answer_builds_nothing(tokens, status):
     assert _build([_answer("icr", "q1", ["1"], status=status)], tokens).height == 0

@@ -297,7 +297,8 @@ def later_stages(
     size: str,
 ) -> pl.DataFrame:
     """Estimated cost of every stage after the first, before any call: one request per stage-1
-    query (verification: design.verify_candidates per query), each holding the documents the
+    query (verification: design.verify_candidates per query, each with the cited documents;
+    rag_top{k}_verify: k per query, each with one document), each holding the documents the
     method's settings let through (rag_top{k}: k passages, and k per few-shot example in the
     shared prefix of LOFT's reader; icr / r_and_r: the method's pages; chunked: as many per chunk) at the
     corpus's mean document size."""
@@ -327,17 +328,19 @@ def later_stages(
             overhead = STAGE_OVERHEAD_TOKENS.get(stage.parse, 150)
             prefix_tokens = 0
             documents: float
-            if chosen.top_k is not None:
+            calls_per_query = 1
+            if stage.parse == "verdict":
+                documents = 1 if chosen.top_k is not None else CITED_DOCUMENTS
+                calls_per_query = chosen.top_k or design.verify_candidates
+            elif chosen.top_k is not None:
                 documents = chosen.top_k
                 if stage.parse == "answers":
                     prefix_tokens = 5 * (chosen.top_k * doc + overhead)
-            elif stage.parse == "verdict":
-                documents = CITED_DOCUMENTS
             elif chosen.chunked:
                 documents = chosen.pages(design) * float(group.select(pl.col("calls").mean()).item())
             else:
                 documents = chosen.pages(design)
-            n_requests = n_queries * (design.verify_candidates if stage.parse == "verdict" else 1)
+            n_requests = n_queries * calls_per_query
             per_request = int(documents * doc + overhead + prefix_tokens)
             cacheable = max(0, n_requests - 1) * prefix_tokens
             written = prefix_tokens if n_requests > 1 else 0

@@ -17,6 +17,10 @@ Names (dbt var `methods`, default `[cic]`; `all` builds every one):
   bm25 (no model call), stage 2 sends the top-k passages to the system in a reader prompt.
 - rag_top{k}_justified (and _cot, _quest, _cot_quest): QUEST-LOFT's RAG Justified QA (seed 002
   §3.5): the same bm25 step, then the justified QA prompt over the top-k passages.
+- rag_top{k}_verify (and _cot, _quest, _cot_quest): QUEST-LOFT's RAG + Verification (seed 002
+  Table 2): the same bm25 step, then one verification call per retrieved document, its entity
+  (the document's title; its text when untitled) as the candidate and that document alone as
+  evidence; the final answer is the entities judged TRUE.
 - icr: in-context retrieval (seed 001 §3.3): call 1 asks for up to `icr_pages` page numbers of the
   `<PAGE p>` document, call 2 answers from only those pages.
 - r_and_r: R&R, ICR with the retrieval reminder every `reprompt_every` tokens in call 1.
@@ -153,7 +157,7 @@ def _catalogue() -> dict[str, Method]:
 
 
 METHODS: dict[str, Method] = _catalogue()
-_RAG_TOP = re.compile(r"rag_top([1-9][0-9]*)(?:_(justified(?:_cot)?(?:_quest)?))?$")
+_RAG_TOP = re.compile(r"rag_top([1-9][0-9]*)(?:_((?:justified|verify)(?:_cot)?(?:_quest)?))?$")
 _WITH_SETTINGS = re.compile(r"(reprompt|icr|r_and_r|chunked_icr|chunked_r_and_r)((?:_[rkc][1-9][0-9]*)+)")
 _SETTING = re.compile(r"_([rkc])([1-9][0-9]*)")
 
@@ -177,13 +181,17 @@ def with_settings(base: Method, suffix: str) -> Method:
 
 
 def rag_top(k: int, reader: str | None = None) -> Method:
-    """Retrieve-then-read with the top k bm25 passages; `reader` a justified QA variant, or
-    LOFT's RAG prompt when None."""
+    """Retrieve-then-read with the top k bm25 passages; `reader` a justified QA variant, a
+    verification variant (`verify...`: one verification per retrieved entity), or LOFT's RAG
+    prompt when None."""
     retrieve = Stage(1, f"{PACKAGE}.retrieve_read:render_stage1", executor="bm25", ids="shown")
     if reader is None:
         read_loft = Stage(2, f"{PACKAGE}.retrieve_read:reader")
         return Method(f"rag_top{k}", frozenset({"rag"}), (retrieve, read_loft), top_k=k)
-    read = Stage(2, f"{PACKAGE}.justified:retrieved_reader", parse="justified", ids="shown")
+    if reader.startswith("verify"):
+        read = Stage(2, f"{PACKAGE}.justified:verify_retrieved", parse="verdict")
+    else:
+        read = Stage(2, f"{PACKAGE}.justified:retrieved_reader", parse="justified", ids="shown")
     flags = {"cot": "_cot" in reader, "quest": "_quest" in reader}
     return Method(f"rag_top{k}_{reader}", frozenset({"rag"}), (retrieve, read), top_k=k, **flags)
 
@@ -200,7 +208,8 @@ def method(name: str) -> Method:
         return with_settings(METHODS[settings.group(1)], settings.group(2))
     raise ConfigurationError(
         f"unknown method {name!r}; known: all, {', '.join(METHODS)}, rag_top{{k}}, "
-        "rag_top{k}_justified[_cot][_quest], and reprompt, icr, r_and_r, chunked_icr, chunked_r_and_r with settings "
+        "rag_top{k}_justified[_cot][_quest], rag_top{k}_verify[_cot][_quest], "
+        "and reprompt, icr, r_and_r, chunked_icr, chunked_r_and_r with settings "
         "(_r{tokens}, _k{pages}, _c{tokens})"
     )
 

@@ -271,3 +271,17 @@ def verification_calls(upstream: Upstream) -> list[Call]:
         payload = json.dumps({"candidate": candidate.get("candidate")}, ensure_ascii=False)
         calls.append(Call(index, "", text, docs, payload, shown))
     return calls
+
+
+def verify_retrieved(upstream: Upstream) -> list[Call]:
+    """Stage 2 of rag_top{k}_verify: one verification prompt per document of bm25's top k (its
+    answer's first k shown IDs, in rank order), the document's entity (its title; its text when
+    untitled) as the candidate and that document alone as the evidence."""
+    pids = upstream.maps.pids(upstream.key, upstream.answers(upstream.rows[0]), "shown")[: upstream.method.top_k]
+    calls = []
+    for index, doc in enumerate(upstream.documents(pids)):
+        entity = doc.title or doc.text
+        shown = (upstream.shown_id(doc.pid),)
+        text = verification_text(upstream.method, upstream.question, [(shown[0], doc)], entity)
+        calls.append(Call(index, "", text, [doc], json.dumps({"candidate": entity}, ensure_ascii=False), shown))
+    return calls

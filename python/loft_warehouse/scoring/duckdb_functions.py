@@ -76,6 +76,19 @@ def _stage_ids(name: str, stage: int) -> str | None:
     return chosen.stage(int(stage)).ids if 1 <= int(stage) <= chosen.n_stages else None
 
 
+def _verifier(name: str) -> str | None:
+    """The QUEST-LOFT verifier variant (Basic, CoT, QUEST, CoT - QUEST) of a method with a
+    verification stage; None for any other method."""
+    from loft_warehouse.methods.catalogue import method
+
+    chosen = method(name)
+    if not any(stage.parse == "verdict" for stage in chosen.stages):
+        return None
+    return {(False, False): "Basic", (True, False): "CoT", (False, True): "QUEST", (True, True): "CoT - QUEST"}[
+        (chosen.cot, chosen.quest)
+    ]
+
+
 def _sql_operators(sql: str | None) -> list[str]:
     """The operator bins of a gold SQL query (sql.operators, LOFT Figure 6)."""
     from loft_warehouse.sql.operators import gold_operators
@@ -167,6 +180,7 @@ FUNCTIONS: dict[str, Function] = {
         _counted_bootstrap, [duckdb.list_type(DOUBLE), duckdb.list_type(BIGINT), BIGINT], INTERVAL, _ARROW_INTERVAL
     ),
     "loft_stage_ids": Function(_stage_ids, [VARCHAR, BIGINT], VARCHAR, pa.string()),
+    "loft_verifier": Function(_verifier, [VARCHAR], VARCHAR, pa.string()),
     "loft_sql_operators": Function(_sql_operators, [VARCHAR], VARCHAR_LIST, _ARROW_STRING_LIST, null_aware=True),
     "loft_mcnemar_exact": Function(intervals.mcnemar_exact_p, [BIGINT, BIGINT], DOUBLE, pa.float64()),
 }
