@@ -13,7 +13,7 @@
 with
 
 responses as (select * from {{ loft_ref('int_stage' ~ stage ~ '_responses') }}),
-prompts as (select prompt_id, payload from {{ loft_ref('prompts') }}),
+prompts as (select prompt_id, payload from {{ loft_ref('prompts' if stage == 1 else 'int_stage' ~ stage ~ '_prompts') }}),
 
 chained as (
     select responses.*, prompts.payload as prompt_payload
@@ -62,17 +62,20 @@ select * from final
 {% endmacro %}
 
 
-{# Every stage's responses as one table (stage 1: int_stage1_responses; stage 2: int_stage2_responses). #}
+{# Every stage's responses as one table (stage s: int_stage{s}_responses). #}
 {% macro inference_responses() %}
 with
 
 stage_1 as (select * from {{ loft_ref('int_stage1_responses') }}),
 stage_2 as (select * from {{ loft_ref('int_stage2_responses') }}),
+stage_3 as (select * from {{ loft_ref('int_stage3_responses') }}),
 
 combined as (
     select * from stage_1
     union all by name
     select * from stage_2
+    union all by name
+    select * from stage_3
 ),
 
 final as (

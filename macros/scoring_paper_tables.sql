@@ -502,8 +502,7 @@ select * from final
   quest_loft_simple28, Appendix F, whose text holds 23 of the 28 questions): the run's mean
   with n and 95% interval from metrics, the paper's value beside. The paper's RAG methods
   match rag_top{k} of any k (top_k says which; the paper used 40). Cells nothing filled keep
-  their row and say why: a method the catalogue cannot express yet, QUEST not in the data
-  dir, no run.
+  their row and say why: QUEST not in the data dir, or no run.
 #}
 {% macro scoring_quest_loft_methods(metrics=none, paper=none, datasets=none, size=none) %}
 {%- set metrics = metrics or loft_ref('metrics') -%}
@@ -583,8 +582,6 @@ final as (
         run_cells.paper_source,
         case
             when cell.run_status = 'scored' then null
-            when run_cells.method_pattern is null
-                then 'not expressible yet: three stages (bm25 top k, justified QA, a verification per candidate)'
             when (select count(*) from built) = 0 then {{ scoring_not_in_build("'rag'", "'quest'") }}
             when run_cells.system is null
                 then 'no run of this method scored under gold version quest_loft_' || run_cells.question_set

@@ -36,10 +36,11 @@ select * from final
   One row per (system, prompt) of every run, of every stage, plus imported predictions. A run is
   a (system, task, dataset, variant, method, split) with at least one stage-1 response; a
   stage-1 prompt of a run without a response is kept with status 'missing' so that it scores 0
-  instead of vanishing. A multi-stage method's later stage has the prompts built from the
-  system's own stage-1 answers (stage_prompts); a query turn for which none could be built
-  gets one final-stage row: 'skipped_upstream' (stage 1 failed or named nothing usable), or an
-  answered empty row when stage 1 answered with nothing to verify (a justified answer without
+  instead of vanishing. A multi-stage method's later stages have the prompts built from the
+  system's own answers in the stage before (stage_prompts, from stage_answers); a query turn
+  whose final-stage prompts could not be built gets one final-stage row: 'skipped_upstream'
+  (an earlier stage failed or named nothing usable), or an answered empty row when the stage
+  before the final one answered with nothing to verify (a justified answer without
   candidates). is_final marks the rows of a method's last stage, which are what is scored.
 #}
 {% macro scoring_prediction_rows(
@@ -48,8 +49,10 @@ select * from final
 {%- set responses = responses or loft_view_ref('responses') -%}
 {%- set prompts = prompts or loft_view_ref('prompts') -%}
 {%- set imports = imports or loft_view_ref('int_imported_predictions') -%}
-{%- set stage_prompts = stage_prompts or loft_view_ref('int_stage2_prompts') -%}
-{%- set stage_answers = stage_answers or loft_view_ref('int_stage1_answers') -%}
+{%- set stage_prompts = stage_prompts or '(select * from ' ~ loft_view_ref('int_stage2_prompts')
+    ~ ' union all by name select * from ' ~ loft_view_ref('int_stage3_prompts') ~ ')' -%}
+{%- set stage_answers = stage_answers or '(select * from ' ~ loft_view_ref('int_stage1_answers')
+    ~ ' union all by name select * from ' ~ loft_view_ref('int_stage2_answers') ~ ')' -%}
 {%- set queries = queries or loft_view_ref('int_scored_queries') -%}
 {%- set limit = limit if limit is not none else loft_query_limit() -%}
 with
@@ -128,38 +131,41 @@ stage_2 as (
         and responses.prompt_id = stage_prompts.prompt_id
 ),
 
-{#- A justified answer that parsed (strict) but gave verification nothing to judge is an
-    answer: the empty one. Anything else without a stage-2 prompt was skipped upstream. #}
+{#- A justified answer (the stage before the final one) that parsed (strict) but gave
+    verification nothing to judge is an answer: the empty one. Anything else without a
+    final-stage prompt was skipped upstream. #}
 upstream as (
     select
         system, task, dataset, corpus_id, variant, method, qid, turn,
         bool_and(status = 'ok' and parse_status_strict in ('ok', 'repaired')) as parsed_everywhere,
         bool_or(payload_strict is not null) as has_payload
     from {{ stage_answers }}
+    where stage = loft_method_stages(method) - 1
     group by all
 ),
 
 unbuilt as (
     select distinct
         stage_1.system, stage_1.task, stage_1.dataset, stage_1.corpus_id, stage_1.variant, stage_1.method,
-        stage_1.split, stage_1.qid, stage_1.turn, stage_1.n_turns
+        stage_1.split, stage_1.qid, stage_1.turn, stage_1.n_turns, loft_method_stages(stage_1.method) as final_stage
     from stage_1
-    anti join {{ stage_prompts }} as built
+    anti join (select * from {{ stage_prompts }} where stage = loft_method_stages(method)) as built
         using (system, task, dataset, corpus_id, variant, method, qid, turn)
-    where loft_method_stages(stage_1.method) = 2
+    where loft_method_stages(stage_1.method) > 1
 ),
 
 skipped as (
     select
         unbuilt.system,
         unbuilt.task || '/' || unbuilt.dataset || '/' || unbuilt.corpus_id || '/' || unbuilt.variant || '/'
-            || unbuilt.qid || '/' || unbuilt.turn || '/' || unbuilt.method || '/s2/c0' as prompt_id,
+            || unbuilt.qid || '/' || unbuilt.turn || '/' || unbuilt.method || '/s' || unbuilt.final_stage || '/c0'
+            as prompt_id,
         unbuilt.task,
         unbuilt.dataset,
         unbuilt.corpus_id,
         unbuilt.variant,
         unbuilt.method,
-        2::bigint as stage,
+        unbuilt.final_stage as stage,
         unbuilt.split,
         unbuilt.qid,
         unbuilt.turn,

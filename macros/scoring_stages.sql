@@ -287,7 +287,7 @@ calls as (
         case when json_valid(payload) then json_extract_string(payload, '$.candidate') end as candidate,
         len(coalesce(answer_strict, []::varchar[])) > 0 as judged_true
     from {{ predictions }}
-    where stage = 2 and loft_verifier(method) is not null and is_answered
+    where loft_verifier(method) is not null and stage = loft_method_stages(method) and is_answered
 ),
 
 gold as (

@@ -25,6 +25,12 @@ def test_methods_by_name_and_their_stages():
     verify_each = method("rag_top40_verify_cot_quest")
     assert (verify_each.top_k, verify_each.cot, verify_each.quest) == (40, True, True)
     assert [s.parse for s in verify_each.stages] == ["answers", "verdict"]
+    three = method("rag_top40_justified_quest_verify")
+    assert [(s.number, s.executor, s.parse) for s in three.stages] == [
+        (1, "bm25", "answers"),
+        (2, "system", "justified"),
+        (3, "system", "verdict"),
+    ]
     every = [m.name for m in resolve(["all"])]
     assert set(METHODS) < set(every) and {"rag_top5", "rag_top40"} < set(every)
     with pytest.raises(ConfigurationError, match="unknown method 'rag_top0'"):

@@ -19,7 +19,7 @@ from tests.conftest import query, run_dbt
 from tests.inference.support import openai_system, write_systems
 
 pytestmark = pytest.mark.slow
-METHODS = ["cic", "justified", "justified_quest", "justified_verify", "rag_top5_verify"]
+METHODS = ["cic", "justified", "justified_quest", "justified_verify", "rag_top5_verify", "rag_top5_justified_verify"]
 BOSTON = "Novels about families set in Boston and New England."
 FINNISH = "Finnish television and animated films"
 BIRDS = "Birds described in 1837"
@@ -86,6 +86,7 @@ def answer(prompt: str) -> str:
         )  # fmt: skip
     if "Your task is to answer a given question based on the provided documents" in prompt:
         ids = {title.strip(): doc_id for doc_id, title in DOCUMENT.findall(prompt)}
+        named = [title for title in named if title in ids]  # of the documents shown (bm25's top k)
         candidates = [
             {"candidate_answer": title, "evidence_for": [{"doc_id": ids[title], "text": "..."}],
              "evidence_against": [], "reasoning": "-", "final_judgment": "TRUE"}
@@ -168,29 +169,64 @@ def test_verification_keeps_the_candidates_judged_true(built: Path) -> None:
 def test_rag_verification_keeps_the_retrieved_entities_judged_true(built: Path) -> None:
     """RAG + Verification: bm25's top 5, one verification per retrieved title; the answer is
     the titles the (scripted) verifier judges TRUE, in rank order."""
-    retrieved = query(
-        built,
-        "select r.qid, list(c.title order by i) from loft_128k.stage_retrieval as r, "
-        "unnest(r.retrieved_pids) with ordinality as t(pid, i) "
-        "inner join loft_128k.corpus as c on c.pid = t.pid and c.dataset = r.dataset "
-        "where r.method = 'rag_top5_verify' and r.split = 'test' group by r.qid order by r.qid",
-    )
-    assert len(retrieved) == 3 and all(len(titles) == 5 for _, titles in retrieved)
-    final = dict(
-        query(
-            built,
-            "select qid, flatten(list(answer_strict order by call_index)) from loft_128k.predictions "
-            "where method = 'rag_top5_verify' and is_final and split = 'test' group by qid",
-        )
-    )
-    questions = {"birds": BIRDS, "boston": BOSTON, "finnish": FINNISH}
-    assert final == {qid: [t for t in titles if t in SCRIPT[questions[qid]][1]] for qid, titles in retrieved}
+    retrieved = _top5(built, "rag_top5_verify")
+    assert len(retrieved) == 3 and all(len(titles) == 5 for titles in retrieved.values())
+    assert _final(built, "rag_top5_verify") == {
+        qid: [t for t in titles if t in SCRIPT[QUESTIONS[qid]][1]] for qid, titles in retrieved.items()
+    }
     [cell] = query(
         built,
         "select n, mean, reason from loft_128k.quest_loft_methods where paper_table = 3 "
         "and paper_method = 'RAG + Verification' and paper_column = 'F1'",
     )
     assert cell[0] == 2 and cell[2] is None  # boston and finnish are revised
+
+
+def _top5(built: Path, method: str) -> dict[str, list[str]]:
+    """Per test question, the titles of bm25's top 5 for a rag_top5 method, in rank order."""
+    rows = query(
+        built,
+        "select r.qid, list(c.title order by i) from loft_128k.stage_retrieval as r, "
+        "unnest(r.retrieved_pids) with ordinality as t(pid, i) "
+        "inner join loft_128k.corpus as c on c.pid = t.pid and c.dataset = r.dataset "
+        f"where r.method = '{method}' and r.stage = 1 and r.split = 'test' group by r.qid",
+    )
+    return dict(rows)
+
+
+def _final(built: Path, method: str) -> dict[str, list[str]]:
+    rows = query(
+        built,
+        "select qid, flatten(list(answer_strict order by call_index)) from loft_128k.predictions "
+        f"where method = '{method}' and is_final and split = 'test' group by qid",
+    )
+    return dict(rows)
+
+
+QUESTIONS = {"birds": BIRDS, "boston": BOSTON, "finnish": FINNISH}
+
+
+def test_rag_justified_verification_runs_three_stages(built: Path) -> None:
+    """bm25's top 5, justified QA naming the scripted titles among them, then a verification
+    per candidate: the answer is the named titles the verifier judges TRUE."""
+    top5 = _top5(built, "rag_top5_justified_verify")
+    stages = query(
+        built,
+        "select stage, count(*) from loft_128k.responses where method = 'rag_top5_justified_verify' "
+        "and split = 'test' group by stage order by stage",
+    )
+    assert [stage for stage, _ in stages] == [1, 2, 3] and stages[1][1] == 3
+    expected = {}
+    for qid, titles in top5.items():
+        named, true = SCRIPT[QUESTIONS[qid]]
+        expected[qid] = [t for t in named if t in titles and t in true]
+    assert _final(built, "rag_top5_justified_verify") == expected
+    [cell] = query(
+        built,
+        "select n, reason from loft_128k.quest_loft_methods where paper_table = 3 "
+        "and paper_method = 'RAG Justified QA + Verification' and paper_column = 'F1'",
+    )
+    assert cell == (2, None)
 
 
 def test_revised_gold_scores_by_hand(built: Path) -> None:

@@ -173,6 +173,23 @@ def test_retrieve_then_verify_asks_once_per_retrieved_entity(tokens):
     assert (first["gold_shown_ids"], built.row(1, named=True)["gold_shown_ids"]) == ('["2"]', "[]")
 
 
+def test_a_third_stage_verifies_the_candidates_of_the_second(tokens):
+    """rag_top{k}_justified_verify: stage 3 is built from stage 2's justified answer, as
+    justified_verify's stage 2 is from stage 1's."""
+    payload = {"candidates": [{"candidate": "seas", "judgment": "TRUE", "doc_ids": ["2"]}], "answer_doc_ids": ["2"]}
+    justified = _answer("rag_top2_justified_verify", "q2", ["seas"], stage=2, payload_strict=json.dumps(payload))
+    assert _build([justified], tokens).height == 0  # stage 2 rows build no stage-2 prompt
+    answers = pl.DataFrame([justified], schema_overrides={"answers_strict": pl.List(pl.String)})
+    built = stage2.build(answers, CORPUS, QUERIES, DATASETS, DOC_IDS, Design(), tokens, stage=3)
+    row = built.row(0, named=True)
+    assert (row["stage"], row["prompt_id"], row["context_pids"]) == (
+        3,
+        "rag/nq/nq/default/q2/0/rag_top2_justified_verify/s3/c0",
+        ["p2"],
+    )
+    assert row["suffix"].endswith("===== Candidate Answer =====\nseas") and row["gold_shown_ids"] == '["2"]'
+
+
 def test_later_stages_record_the_gold_ids_they_show(tokens):
     pages = _build([_answer("icr", "q1", ["5", "1"])], tokens).row(0, named=True)
     reader = _build([_answer("rag_top2", "q1", ["2", "0"])], tokens).row(0, named=True)

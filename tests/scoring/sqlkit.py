@@ -149,6 +149,7 @@ SHAPES: dict[str, dict[str, str]] = {
         "corpus_id": "varchar",
         "variant": "varchar",
         "method": "varchar",
+        "stage": "bigint default 1",
         "qid": "varchar",
         "turn": "bigint default 0",
         "status": "varchar",

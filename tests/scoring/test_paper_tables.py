@@ -470,11 +470,9 @@ def test_quest_loft_seed_as_printed() -> None:
     assert con.sql("select count(*) from paper").fetchone() == (318,)  # Tables 3-5: 270, Tables 9-11: 48
     methods = "select count(*), count(distinct paper_method) from paper where paper_table <= 5"
     assert con.sql(methods).fetchone() == (270, 18)
-    # 4 of the 18 methods are not in the catalogue yet: RAG Justified QA + Verification (three
-    # stages) and its CoT / QUEST variants; the issue counted 8 before rag_top{k}_verify
-    # expressed RAG + Verification
+    # every one of the 18 methods is in the catalogue (the issue counted 8 that were not)
     unexpressed = "select count(distinct paper_method) from paper where method_pattern is null and paper_table <= 5"
-    assert con.sql(unexpressed).fetchone() == (4,)
+    assert con.sql(unexpressed).fetchone() == (0,)
     spot = "select value from paper where paper_table = ? and paper_method = ? and paper_column = ?"
     assert con.execute(spot, [3, "RAG Justified QA", "F1"]).fetchone() == (0.81,)
     assert con.execute(spot, [4, "RAG + Verification + QUEST", "Recall"]).fetchone() == (0.98,)
@@ -501,7 +499,8 @@ def test_planted_quest_methods_are_recovered(quest: duckdb.DuckDBPyConnection) -
 
 def test_unfilled_quest_cells_say_why(quest: duckdb.DuckDBPyConnection) -> None:
     [three_stages] = _quest_cell(quest, 3, "RAG Justified QA + Verification", "F1")
-    assert three_stages["reason"].startswith("not expressible yet: three stages")
+    assert three_stages["method_pattern"] == "rag_top{k}_justified_verify"
+    assert three_stages["reason"] == "no run of this method scored under gold version quest_loft_revised at this size"
     [verify_only] = _quest_cell(quest, 3, "RAG + Verification (w/ CoT)", "F1")
     assert verify_only["reason"] == "no run of this method scored under gold version quest_loft_revised at this size"
     [no_run] = _quest_cell(quest, 3, "CiC Justified QA + Verification", "F1")

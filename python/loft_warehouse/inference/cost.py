@@ -297,11 +297,11 @@ def later_stages(
     size: str,
 ) -> pl.DataFrame:
     """Estimated cost of every stage after the first, before any call: one request per stage-1
-    query (verification: design.verify_candidates per query, each with the cited documents;
-    rag_top{k}_verify: k per query, each with one document), each holding the documents the
-    method's settings let through (rag_top{k}: k passages, and k per few-shot example in the
-    shared prefix of LOFT's reader; icr / r_and_r: the method's pages; chunked: as many per chunk) at the
-    corpus's mean document size."""
+    query and stage (verification: design.verify_candidates per query, each with the cited
+    documents; right after bm25, as in rag_top{k}_verify: k per query, each with one document),
+    each holding the documents the method's settings let through (rag_top{k}: k passages, and k
+    per few-shot example in the shared prefix of LOFT's reader; icr / r_and_r: the method's
+    pages; chunked: as many per chunk) at the corpus's mean document size."""
     from loft_warehouse.methods.catalogue import method
 
     if prompts.height == 0 or "method" not in prompts.columns:
@@ -323,30 +323,30 @@ def later_stages(
             if chosen.n_stages < 2 or not system.applies(size, task, dataset, "default"):
                 continue
             doc = means.get((task, dataset), DOCUMENT_OVERHEAD_TOKENS)
-            stage = chosen.stage(2)
-            n_queries = group.height
-            overhead = STAGE_OVERHEAD_TOKENS.get(stage.parse, 150)
-            prefix_tokens = 0
-            documents: float
-            calls_per_query = 1
-            if stage.parse == "verdict":
-                documents = 1 if chosen.top_k is not None else CITED_DOCUMENTS
-                calls_per_query = chosen.top_k or design.verify_candidates
-            elif chosen.top_k is not None:
-                documents = chosen.top_k
-                if stage.parse == "answers":
-                    prefix_tokens = 5 * (chosen.top_k * doc + overhead)
-            elif chosen.chunked:
-                documents = chosen.pages(design) * float(group.select(pl.col("calls").mean()).item())
-            else:
-                documents = chosen.pages(design)
-            n_requests = n_queries * calls_per_query
-            per_request = int(documents * doc + overhead + prefix_tokens)
-            cacheable = max(0, n_requests - 1) * prefix_tokens
-            written = prefix_tokens if n_requests > 1 else 0
-            key = {"task": task, "dataset": dataset, "method": name, "stage": 2}
-            total = n_requests * per_request
-            rows.append(_row(system, system, prices, size, key, n_requests, 1, total, cacheable, True, written))
+            for number in range(2, chosen.n_stages + 1):
+                stage, after_bm25 = chosen.stage(number), chosen.stage(number - 1).executor == "bm25"
+                overhead = STAGE_OVERHEAD_TOKENS.get(stage.parse, 150)
+                prefix_tokens = 0
+                documents: float
+                calls_per_query = 1
+                if stage.parse == "verdict":
+                    documents = 1 if after_bm25 else CITED_DOCUMENTS
+                    calls_per_query = chosen.top_k if after_bm25 and chosen.top_k else design.verify_candidates
+                elif chosen.top_k is not None:
+                    documents = chosen.top_k
+                    if stage.parse == "answers":
+                        prefix_tokens = 5 * (chosen.top_k * doc + overhead)
+                elif chosen.chunked:
+                    documents = chosen.pages(design) * float(group.select(pl.col("calls").mean()).item())
+                else:
+                    documents = chosen.pages(design)
+                n_requests = group.height * calls_per_query
+                per_request = int(documents * doc + overhead + prefix_tokens)
+                cacheable = max(0, n_requests - 1) * prefix_tokens
+                written = prefix_tokens if n_requests > 1 else 0
+                key = {"task": task, "dataset": dataset, "method": name, "stage": number}
+                total = n_requests * per_request
+                rows.append(_row(system, system, prices, size, key, n_requests, 1, total, cacheable, True, written))
     return pl.DataFrame(rows, schema=ESTIMATE_SCHEMA)
 
 

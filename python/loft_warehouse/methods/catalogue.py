@@ -1,8 +1,8 @@
 """The methods a size can run: how many calls a query takes and how each stage is built.
 
-A method is a chain of stages. Stage 1 prompts are rendered with the size's other prompts (the
-`prompts` table); stage s+1 prompts are a dbt model over the parsed answers of stage s
-(methods.stage2). Every stage's calls go through the same runner, store, flow control and cost
+A method is a chain of up to three stages. Stage 1 prompts are rendered with the size's other
+prompts (the `prompts` table); stage s+1 prompts are a dbt model over the parsed answers of
+stage s (methods.stage2). Every stage's calls go through the same runner, store, flow control and cost
 accounting; a stage may instead be a non-model step (`executor: bm25`). The last stage's answers
 are the method's predictions and are what is scored.
 
@@ -17,6 +17,9 @@ Names (dbt var `methods`, default `[cic]`; `all` builds every one):
   bm25 (no model call), stage 2 sends the top-k passages to the system in a reader prompt.
 - rag_top{k}_justified (and _cot, _quest, _cot_quest): QUEST-LOFT's RAG Justified QA (seed 002
   §3.5): the same bm25 step, then the justified QA prompt over the top-k passages.
+- rag_top{k}_justified[_cot][_quest]_verify: QUEST-LOFT's RAG Justified QA + Verification, three
+  stages: bm25's top k, the justified QA prompt over them, then one verification call per
+  candidate over the documents it cites (as *_verify below).
 - rag_top{k}_verify (and _cot, _quest, _cot_quest): QUEST-LOFT's RAG + Verification (seed 002
   Table 2): the same bm25 step, then one verification call per retrieved document, its entity
   (the document's title; its text when untitled) as the candidate and that document alone as
@@ -157,7 +160,9 @@ def _catalogue() -> dict[str, Method]:
 
 
 METHODS: dict[str, Method] = _catalogue()
-_RAG_TOP = re.compile(r"rag_top([1-9][0-9]*)(?:_((?:justified|verify)(?:_cot)?(?:_quest)?))?$")
+_RAG_TOP = re.compile(
+    r"rag_top([1-9][0-9]*)(?:_(justified(?:_cot)?(?:_quest)?(?:_verify)?|verify(?:_cot)?(?:_quest)?))?$"
+)
 _WITH_SETTINGS = re.compile(r"(reprompt|icr|r_and_r|chunked_icr|chunked_r_and_r)((?:_[rkc][1-9][0-9]*)+)")
 _SETTING = re.compile(r"_([rkc])([1-9][0-9]*)")
 
@@ -181,19 +186,22 @@ def with_settings(base: Method, suffix: str) -> Method:
 
 
 def rag_top(k: int, reader: str | None = None) -> Method:
-    """Retrieve-then-read with the top k bm25 passages; `reader` a justified QA variant, a
-    verification variant (`verify...`: one verification per retrieved entity), or LOFT's RAG
-    prompt when None."""
+    """Retrieve-then-read with the top k bm25 passages; `reader` a justified QA variant (with
+    `_verify`: then a verification per candidate), a verification variant (`verify...`: one
+    verification per retrieved entity), or LOFT's RAG prompt when None."""
     retrieve = Stage(1, f"{PACKAGE}.retrieve_read:render_stage1", executor="bm25", ids="shown")
     if reader is None:
         read_loft = Stage(2, f"{PACKAGE}.retrieve_read:reader")
         return Method(f"rag_top{k}", frozenset({"rag"}), (retrieve, read_loft), top_k=k)
+    flags = {"cot": "_cot" in reader, "quest": "_quest" in reader}
+    stages: tuple[Stage, ...]
     if reader.startswith("verify"):
-        read = Stage(2, f"{PACKAGE}.justified:verify_retrieved", parse="verdict")
+        stages = (retrieve, Stage(2, f"{PACKAGE}.justified:verify_retrieved", parse="verdict"))
     else:
         read = Stage(2, f"{PACKAGE}.justified:retrieved_reader", parse="justified", ids="shown")
-    flags = {"cot": "_cot" in reader, "quest": "_quest" in reader}
-    return Method(f"rag_top{k}_{reader}", frozenset({"rag"}), (retrieve, read), top_k=k, **flags)
+        verify = Stage(3, f"{PACKAGE}.justified:verification_calls", parse="verdict")
+        stages = (retrieve, read, verify) if reader.endswith("_verify") else (retrieve, read)
+    return Method(f"rag_top{k}_{reader}", frozenset({"rag"}), stages, top_k=k, **flags)
 
 
 def method(name: str) -> Method:
@@ -208,7 +216,7 @@ def method(name: str) -> Method:
         return with_settings(METHODS[settings.group(1)], settings.group(2))
     raise ConfigurationError(
         f"unknown method {name!r}; known: all, {', '.join(METHODS)}, rag_top{{k}}, "
-        "rag_top{k}_justified[_cot][_quest], rag_top{k}_verify[_cot][_quest], "
+        "rag_top{k}_justified[_cot][_quest][_verify], rag_top{k}_verify[_cot][_quest], "
         "and reprompt, icr, r_and_r, chunked_icr, chunked_r_and_r with settings "
         "(_r{tokens}, _k{pages}, _c{tokens})"
     )

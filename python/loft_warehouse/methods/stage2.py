@@ -1,18 +1,21 @@
-"""Stage-2 prompts, built from the parsed answers of stage 1 (int_stage1_answers).
+"""Later-stage prompts: stage s + 1 built from the parsed answers of stage s (int_stage{s}_answers;
+int_stage2_prompts from stage 1, int_stage3_prompts from stage 2).
 
-Each method's stage 2 is built by the function its catalogue entry names (methods.stages), from
-exactly what stage 1 chose, read with the strict rule:
+Each method's later stage is built by the function its catalogue entry names (methods.stages),
+from exactly what the stage before chose, read with the strict rule:
 - rag_top{k}: bm25's top k shown IDs -> the reader prompt over those passages
   (retrieve_read.reader);
 - icr, r_and_r: the first icr_pages valid pages the model listed; chunked_icr: those of every
   chunk, pooled in chunk order -> R&R's QA prompt over those pages, in document order, numbered
   as in the document (paginated.answer_from_pages);
 - *_verify: one prompt per candidate of the justified JSON, over the documents it cites as
-  evidence for it, the candidate in the row's payload (justified.verification_calls).
+  evidence for it, the candidate in the row's payload (justified.verification_calls); for
+  rag_top{k}_justified*_verify that JSON is stage 2's, so the verification is stage 3;
+- rag_top{k}_verify: one prompt per document of bm25's top k (justified.verify_retrieved).
 
-Defined behaviour for answers that give stage 2 nothing to work with (documented in the README):
-a stage-1 call that failed or was skipped, an answer that does not parse, or one that names no
-page / passage of the prompt builds no stage-2 prompt; the query's final prediction is then
+Defined behaviour for answers that give the next stage nothing to work with (documented in the
+README): a call that failed or was skipped, an answer that does not parse, or one that names no
+page / passage of the prompt builds no next-stage prompt; the query's final prediction is then
 `skipped_upstream` (scored 0, counted unanswered). Page numbers outside the document and IDs that
 are not shown are dropped. A candidate citing no shown document is not verified (not in the
 final answer); a justified answer without candidates gives an empty final answer.
@@ -52,8 +55,9 @@ def build(
     doc_ids: pl.DataFrame,
     design: Design,
     tokens: TokenCounter,
+    stage: int = 2,
 ) -> pl.DataFrame:
-    """Every stage-2 prompt of every system's stage-1 answers."""
+    """Every prompt of `stage` built from every system's answers in the stage before."""
     counts = PartCounts(PromptTokens(tokens))
     if answers.height == 0:
         return pl.DataFrame(schema=STAGE2_SCHEMA)
@@ -75,9 +79,11 @@ def build(
         if collection is None or query is None:
             continue
         chosen = method(name)
+        if chosen.n_stages < stage:
+            continue
         upstream = Upstream(chosen, collection, query, variant, group.to_dicts(), maps, design, cache)
-        for call in builder(chosen.stage(2).build)(upstream):
-            out.append(_row(system, chosen, collection, query, variant, int(turn), call, counts))
+        for call in builder(chosen.stage(stage).build)(upstream):
+            out.append(_row(system, chosen, collection, query, variant, int(turn), call, counts, stage))
     return pl.DataFrame(out, schema=STAGE2_SCHEMA)
 
 
@@ -90,6 +96,7 @@ def _row(
     turn: int,
     call: Call,
     counts: PartCounts,
+    stage: int,
 ) -> dict[str, Any]:
     key = (collection.task, collection.dataset, collection.corpus_id)
     gold = set(query.turns[turn].gold_pids)
@@ -98,19 +105,19 @@ def _row(
     total = counts.total([call.prefix, call.suffix])
     return {
         "system": system,
-        "prompt_id": prompt_id(*key, variant, query.qid, turn, chosen.name, 2, call.call_index),
+        "prompt_id": prompt_id(*key, variant, query.qid, turn, chosen.name, stage, call.call_index),
         "task": key[0],
         "dataset": key[1],
         "corpus_id": key[2],
         "variant": variant,
         "method": chosen.name,
-        "stage": 2,
+        "stage": stage,
         "split": query.split,
         "qid": query.qid,
         "turn": turn,
         "call_index": call.call_index,
         "n_turns": len(query.turns),
-        "prefix_id": prefix_id(*key, variant, call.prefix, f"{chosen.name}/s2"),
+        "prefix_id": prefix_id(*key, variant, call.prefix, f"{chosen.name}/s{stage}"),
         "head": "",
         "segment_ids": [],
         "suffix": call.suffix,
@@ -131,8 +138,10 @@ def _row(
     }
 
 
-def table_for_model(dbt: Any, answers: Any, corpus: Any, queries: Any, datasets: Any, doc_ids: Any) -> pl.DataFrame:
-    """Body of the int_stage2_prompts dbt model of a size."""
+def table_for_model(
+    dbt: Any, answers: Any, corpus: Any, queries: Any, datasets: Any, doc_ids: Any, stage: int = 2
+) -> pl.DataFrame:
+    """Body of the int_stage{stage}_prompts dbt model of a size."""
     from loft_warehouse import settings
     from loft_warehouse.tokens import counter
 
@@ -147,4 +156,5 @@ def table_for_model(dbt: Any, answers: Any, corpus: Any, queries: Any, datasets:
         doc_ids.pl(),
         Design.from_config(config, dbt.config.get("prompt_variants")),
         counter(model),
+        stage,
     )

@@ -1,0 +1,1 @@
+{{ method_stage_answers(2) }}

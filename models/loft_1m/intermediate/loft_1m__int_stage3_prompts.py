@@ -1,0 +1,18 @@
+"""Stage-3 prompts: a model over stage 2's parsed answers (python/loft_warehouse/methods/stage2.py)."""
+
+from loft_warehouse.methods.stage2 import table_for_model
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    dbt.config.get("loft")
+    dbt.config.get("prompt_variants")
+    return table_for_model(
+        dbt,
+        answers=dbt.ref("loft_1m__int_stage2_answers"),
+        corpus=dbt.ref("loft_1m__corpus"),
+        queries=dbt.ref("loft_1m__queries"),
+        datasets=dbt.ref("loft_1m__stg_datasets"),
+        doc_ids=dbt.ref("loft_1m__prompt_doc_ids"),
+        stage=3,
+    )

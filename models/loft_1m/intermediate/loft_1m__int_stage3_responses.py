@@ -1,0 +1,26 @@
+"""Stage 3 of the three-stage methods: each system's responses to the prompts built from its own
+stage-2 answers (int_stage3_prompts), sent now or read from the durable store."""
+
+from loft_warehouse import settings
+from loft_warehouse.inference.warehouse import responses
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    loft = dbt.config.get("loft") or {}
+    return responses(
+        settings.size_of_schema(dbt.this.schema),
+        selection=dbt.config.get("systems"),
+        systems_file_setting=dbt.config.get("systems_file"),
+        max_cost_usd=dbt.config.get("max_cost_usd"),
+        store_setting=dbt.config.get("response_store"),
+        retry_errors=dbt.config.get("retry_errors"),
+        batch=dbt.config.get("batch"),
+        prompts=dbt.ref("loft_1m__int_stage3_prompts"),
+        prefixes=None,
+        doc_ids=dbt.ref("loft_1m__prompt_doc_ids"),
+        corpus=dbt.ref("loft_1m__corpus"),
+        queries=dbt.ref("loft_1m__queries"),
+        prices=dbt.source("reference", "model_prices"),
+        data_dir=loft.get("data_dir"),
+    )
