@@ -615,34 +615,15 @@ select * from final
   values beside (GPT-4 Turbo, Claude-2.1; the paper used r = 10k). Cells nothing filled keep
   their row and say why.
 #}
-{% macro scoring_rr_methods(scores=none, variants=none, arms=none, paper=none, datasets=none, seed=none, size=none) %}
-{%- set scores = scores or loft_ref('scores') -%}
-{%- set variants = variants or loft_ref('prompt_variants') -%}
-{%- set arms = arms or loft_ref('arms') -%}
-{%- set paper = paper or loft_ref('paper_rr_table1') -%}
-{%- set datasets = datasets or loft_ref('stg_datasets') -%}
-{%- set seed = seed if seed is not none else var('seed', 20240612) -%}
-{%- set size = size or (loft_size() | trim) -%}
+{#
+  R&R cells: the primary fuzzy match (loft rule, per turn) of every rr run on the test split,
+  per (size, source, system, method, dataset, document length d of the variant's rr_d{d}
+  experiment), averaged over the answer positions x, with n, n_unanswered and the 95% interval,
+  and the method's family (its name less the _r/_k/_c settings) and settings from arms.
+#}
+{% macro scoring_rr_cells(scores, variants, arms, seed) %}
 {%- set keys = ['size', 'source', 'system', 'method', 'task', 'dataset', 'document_tokens'] -%}
 with
-
-paper as (
-    select
-        task::varchar as task,
-        dataset::varchar as dataset,
-        any_value(paper_dataset)::varchar as paper_dataset,
-        any_value(row_order)::bigint as row_order,
-        document_tokens::bigint as document_tokens,
-        method::varchar as method,
-        any_value(paper_column)::varchar as paper_column,
-        any_value(column_order)::bigint as column_order,
-        any_value(metric)::varchar as metric,
-        any_value(value::double) filter (where model = 'GPT-4 Turbo') as paper_gpt4_turbo,
-        any_value(value::double) filter (where model = 'Claude-2.1') as paper_claude21,
-        string_agg(source, '; ' order by model desc) as paper_source
-    from {{ paper }}
-    group by task, dataset, document_tokens, method
-),
 
 rr_scores as (
     select
@@ -670,7 +651,7 @@ method_settings as (
     group by all
 ),
 
-cells as (
+with_settings as (
     select
         means.*,
         regexp_replace(means.method, '(_[rkc][1-9][0-9]*)+$', '') as method_family,
@@ -679,10 +660,44 @@ cells as (
         method_settings.chunk_tokens
     from means
     left join method_settings using (task, dataset, method)
+)
+
+select * from with_settings
+{% endmacro %}
+
+
+{% macro scoring_rr_methods(scores=none, variants=none, arms=none, paper=none, datasets=none, seed=none, size=none) %}
+{%- set scores = scores or loft_ref('scores') -%}
+{%- set variants = variants or loft_ref('prompt_variants') -%}
+{%- set arms = arms or loft_ref('arms') -%}
+{%- set paper = paper or loft_ref('paper_rr_table1') -%}
+{%- set datasets = datasets or loft_ref('stg_datasets') -%}
+{%- set seed = seed if seed is not none else var('seed', 20240612) -%}
+{%- set size = size or (loft_size() | trim) -%}
+with
+
+paper as (
+    select
+        task::varchar as task,
+        dataset::varchar as dataset,
+        any_value(paper_dataset)::varchar as paper_dataset,
+        any_value(row_order)::bigint as row_order,
+        document_tokens::bigint as document_tokens,
+        method::varchar as method,
+        any_value(paper_column)::varchar as paper_column,
+        any_value(column_order)::bigint as column_order,
+        any_value(metric)::varchar as metric,
+        any_value(value::double) filter (where model = 'GPT-4 Turbo') as paper_gpt4_turbo,
+        any_value(value::double) filter (where model = 'Claude-2.1') as paper_claude21,
+        string_agg(source, '; ' order by model desc) as paper_source
+    from {{ paper }}
+    group by task, dataset, document_tokens, method
 ),
 
+cells as ({{ scoring_rr_cells(scores, variants, arms, seed) }}),
+
 runs as (
-    select distinct size, source, system from means where n_unanswered < n
+    select distinct size, source, system from cells where n_unanswered < n
 ),
 
 run_cells as (
@@ -733,6 +748,116 @@ final as (
         and cell.task = run_cells.task
         and cell.dataset = run_cells.dataset
         and cell.document_tokens = run_cells.document_tokens
+    left join built
+        on built.task = run_cells.task and built.dataset = run_cells.dataset
+)
+
+select * from final
+{% endmacro %}
+
+
+{#
+  rr_sweeps: R&R Table 2 (chunkwise ICR and R&R by chunk size c, d = 80k, both models) and Table
+  5 (reprompting every r = 5k, 10k, 20k tokens, d = 40k, GPT-4 Turbo) from seeds/paper_rr_sweeps.csv:
+  one row per paper cell (table, dataset row, setting value, method column) and run (size,
+  source, system), filled by the arm of that method family whose setting (chunk_tokens for
+  Table 2, reprompt_every for Table 5) equals the cell's, e.g. chunked_icr_c20000 or
+  reprompt_r5000; fuzzy match averaged over the answer positions x as in rr_methods, with n and
+  the 95% interval, and both paper models' values beside. Cells nothing filled keep their row
+  with the reason.
+#}
+{% macro scoring_rr_sweeps(scores=none, variants=none, arms=none, paper=none, datasets=none, seed=none, size=none) %}
+{%- set scores = scores or loft_ref('scores') -%}
+{%- set variants = variants or loft_ref('prompt_variants') -%}
+{%- set arms = arms or loft_ref('arms') -%}
+{%- set paper = paper or loft_ref('paper_rr_sweeps') -%}
+{%- set datasets = datasets or loft_ref('stg_datasets') -%}
+{%- set seed = seed if seed is not none else var('seed', 20240612) -%}
+{%- set size = size or (loft_size() | trim) -%}
+with
+
+paper as (
+    select
+        paper_table::bigint as paper_table,
+        task::varchar as task,
+        dataset::varchar as dataset,
+        any_value(paper_dataset)::varchar as paper_dataset,
+        any_value(row_order)::bigint as row_order,
+        document_tokens::bigint as document_tokens,
+        setting::varchar as setting,
+        setting_value::bigint as setting_value,
+        method::varchar as method,
+        any_value(paper_column)::varchar as paper_column,
+        any_value(column_order)::bigint as column_order,
+        any_value(metric)::varchar as metric,
+        any_value(value::double) filter (where model = 'GPT-4 Turbo') as paper_gpt4_turbo,
+        any_value(value::double) filter (where model = 'Claude-2.1') as paper_claude21,
+        string_agg(source, '; ' order by model desc) as paper_source
+    from {{ paper }}
+    group by paper_table, task, dataset, document_tokens, setting, setting_value, method
+),
+
+cells as ({{ scoring_rr_cells(scores, variants, arms, seed) }}),
+
+runs as (
+    select distinct size, source, system from cells where n_unanswered < n
+),
+
+run_cells as (
+    {{ scoring_cells_per_run(['size', 'source', 'system'], size) }}
+),
+
+built as (
+    select distinct task, dataset from {{ datasets }}
+),
+
+final as (
+    select
+        run_cells.paper_table,
+        run_cells.size,
+        run_cells.task,
+        run_cells.dataset,
+        run_cells.paper_dataset,
+        run_cells.row_order,
+        run_cells.document_tokens,
+        run_cells.setting,
+        run_cells.setting_value,
+        run_cells.method,
+        run_cells.paper_column,
+        run_cells.column_order,
+        run_cells.metric,
+        run_cells.source,
+        run_cells.system,
+        cell.method as run_method,
+        {{ scoring_answered_statistics('cell') }},
+        run_cells.paper_gpt4_turbo,
+        run_cells.paper_claude21,
+        run_cells.paper_source,
+        case
+            when cell.n_unanswered < cell.n then null
+            when built.dataset is null
+                then {{ scoring_not_in_build('run_cells.task', 'run_cells.dataset') }}
+            when run_cells.system is null then 'no run at this size'
+            when cell.n is not null then 'not run: no answered row'
+            else 'not built: no ' || run_cells.method || ' arm with ' || run_cells.setting || ' = '
+                || run_cells.setting_value || ' at d = ' || run_cells.document_tokens
+                || ' (methods, e.g. ' || run_cells.method || '_'
+                || case run_cells.setting when 'chunk_tokens' then 'c' else 'r' end || run_cells.setting_value
+                || '; rr_lengths; d must fit the size)'
+        end as reason
+    from run_cells
+    left join cells as cell
+        on cell.size = run_cells.size
+        and cell.source = run_cells.source
+        and cell.system = run_cells.system
+        and cell.method_family = run_cells.method
+        and cell.task = run_cells.task
+        and cell.dataset = run_cells.dataset
+        and cell.document_tokens = run_cells.document_tokens
+        and case run_cells.setting
+            when 'chunk_tokens' then cell.chunk_tokens
+            when 'reprompt_every' then cell.reprompt_every
+        end = run_cells.setting_value
     left join built
         on built.task = run_cells.task and built.dataset = run_cells.dataset
 )

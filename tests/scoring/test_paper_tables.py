@@ -8,6 +8,7 @@ interval that covers 0 while a planted one excludes it."""
 
 from __future__ import annotations
 
+import csv
 from typing import Any
 
 import duckdb
@@ -612,6 +613,117 @@ def test_planted_rr_methods_are_recovered(rr: duckdb.DuckDBPyConnection) -> None
         "where dataset = 'squad' and method = 'cic' and document_tokens = 10000"
     )
     assert squad.fetchone() == ("not built: rr/squad " + NOT_IN_BUILD, 0.96)
+
+
+# ---------------------------------------------------------------- R&R Tables 2 and 5
+
+RR_SWEEPS = PROJECT_ROOT / "seeds" / "paper_rr_sweeps.csv"
+RR_SEED = next((PROJECT_ROOT.parent / "shared" / "seeds").glob("001_*.txt"), None)
+# run method -> (d, right of 40 test turns at d, over its answer positions)
+PLANTED_SWEEPS = {
+    "reprompt_r5000": (40000, 30),
+    "reprompt_r20000": (40000, 22),
+    "chunked_icr_c20000": (80000, 36),
+    "chunked_r_and_r_c20000": (80000, 38),
+    "chunked_icr_c80000": (80000, 20),
+}
+SWEEP_SETTINGS = {
+    "reprompt_r5000": (5000, None),
+    "reprompt_r20000": (20000, None),
+    "chunked_icr_c20000": (None, 20000),
+    "chunked_r_and_r_c20000": (10000, 20000),
+    "chunked_icr_c80000": (None, 80000),
+}
+
+
+def test_rr_sweeps_seed_as_printed() -> None:
+    """Every value of the seed is the seed text's, row by row (Table 2: 16 rows of four values
+    in dataset order; Table 5: four rows of three)."""
+    if RR_SEED is None:
+        pytest.skip("seed 001 not beside the project")
+    lines = RR_SEED.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| | c | ICR | R&R | ICR | R&R |"))
+    table2 = [[float(v) for v in line.split("|")[3:7]] for line in lines[start + 1 : start + 17]]
+    start = next(i for i, line in enumerate(lines) if line.startswith("| | 5k | 10k | 20k |"))
+    table5 = [[float(v) for v in line.split("|")[2:5]] for line in lines[start + 2 : start + 6]]
+    with open(RR_SWEEPS, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 16 * 4 + 4 * 3
+    printed2 = [
+        [float(r["printed_percent"]) for r in rows if r["paper_table"] == "2"][i : i + 4] for i in range(0, 64, 4)
+    ]
+    printed5 = [
+        [float(r["printed_percent"]) for r in rows if r["paper_table"] == "5"][i : i + 3] for i in range(0, 12, 3)
+    ]
+    assert (printed2, printed5) == (table2, table5)
+    assert all(float(r["value"]) == pytest.approx(float(r["printed_percent"]) / 100) for r in rows)
+
+
+@pytest.fixture(scope="module")
+def sweeps() -> duckdb.DuckDBPyConnection:
+    con = register(duckdb.connect())
+    rows, variants = [], set()
+    for method, (d, right) in PLANTED_SWEEPS.items():
+        positions = range(0, d, 10000)
+        turns = [(x, q) for x in positions for q in range(40 // len(positions))]
+        for i, (x, q) in enumerate(turns):
+            variants.add((f"d{d}_x{x}", f"rr_d{d}"))
+            rows.append({"system": "planted", "method": method, "task": "rr", "dataset": "hotpotqa",
+                         "variant": f"d{d}_x{x}", "qid": f"q{q}", "metric": "rr_fuzzy_match",
+                         "value": 1.0 if i < right else 0.0})  # fmt: skip
+    scores_table(con, rows)
+    con.execute("create table variants (task varchar, dataset varchar, variant varchar, experiment varchar)")
+    con.executemany("insert into variants values ('rr', 'hotpotqa', ?, ?)", sorted(variants))
+    con.execute(f"create table paper as select * from read_csv('{RR_SWEEPS}', header = true, auto_detect = true)")
+    con.execute("create table datasets as select 'rr' as task, 'hotpotqa' as dataset")
+    con.execute(
+        "create table arms (task varchar, dataset varchar, variant varchar, method varchar, reprompt_every bigint, "
+        "icr_pages bigint, chunk_tokens bigint)"
+    )
+    arms = [("rr", "hotpotqa", "v", m, every, 5, chunk) for m, (every, chunk) in SWEEP_SETTINGS.items()]
+    con.executemany("insert into arms values (?, ?, ?, ?, ?, ?, ?)", arms)
+    sql = macros().scoring_rr_sweeps(
+        scores="scores", variants="variants", arms="arms", paper="paper", datasets="datasets", seed=SEED, size="128k"
+    )
+    con.execute(f"create table rr_sweeps as {sql}")
+    return con
+
+
+def _sweep_cells(con: duckdb.DuckDBPyConnection, where: str) -> list[dict[str, Any]]:
+    relation = con.sql(f"select * from rr_sweeps where {where} order by paper_table, setting_value, method")
+    return [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
+
+
+def test_planted_sweeps_are_recovered_by_their_setting(sweeps: duckdb.DuckDBPyConnection) -> None:
+    filled = _sweep_cells(sweeps, "run_method is not null")
+    assert [(c["paper_table"], c["setting_value"], c["method"], c["run_method"]) for c in filled] == [
+        (2, 20000, "chunked_icr", "chunked_icr_c20000"),
+        (2, 20000, "chunked_r_and_r", "chunked_r_and_r_c20000"),
+        (2, 80000, "chunked_icr", "chunked_icr_c80000"),
+        (5, 5000, "reprompt", "reprompt_r5000"),
+        (5, 20000, "reprompt", "reprompt_r20000"),
+    ]
+    for cell in filled:
+        planted = PLANTED_SWEEPS[cell["run_method"]][1] / 40
+        assert (cell["dataset"], cell["n"], cell["reason"]) == ("hotpotqa", 40, None)
+        assert cell["mean"] == pytest.approx(planted) and cell["ci_low"] <= planted <= cell["ci_high"]
+    [table5] = _sweep_cells(sweeps, "paper_table = 5 and dataset = 'hotpotqa' and setting_value = 5000")
+    assert (table5["paper_gpt4_turbo"], table5["paper_claude21"]) == (0.672, None)
+    [table2] = _sweep_cells(sweeps, "dataset = 'hotpotqa' and setting_value = 20000 and method = 'chunked_icr'")
+    assert (table2["paper_gpt4_turbo"], table2["paper_claude21"]) == (0.788, 0.62)
+
+
+def test_unfilled_sweep_cells_say_why(sweeps: duckdb.DuckDBPyConnection) -> None:
+    [r10k] = _sweep_cells(sweeps, "paper_table = 5 and dataset = 'hotpotqa' and setting_value = 10000")
+    assert r10k["reason"] == (
+        "not built: no reprompt arm with reprompt_every = 10000 at d = 40000 "
+        "(methods, e.g. reprompt_r10000; rr_lengths; d must fit the size)"
+    )
+    [nq] = _sweep_cells(sweeps, "paper_table = 5 and dataset = 'nq' and setting_value = 5000")
+    assert nq["reason"] == "not built: rr/nq " + NOT_IN_BUILD
+    # every paper cell once for the one run: Table 2, 16 rows x 2 methods (both models in a row);
+    # Table 5, 4 rows x 3 intervals
+    assert sweeps.sql("select count(*) from rr_sweeps").fetchone() == (16 * 2 + 4 * 3,)
 
 
 # ---------------------------------------------------------------- LOFT Table 3 (closed book)

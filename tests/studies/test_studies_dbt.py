@@ -176,3 +176,11 @@ def test_two_sweeps_of_one_method_live_side_by_side(warehouse: Path) -> None:
         "and document_tokens = 10000 and system = 'gpt-fixture' order by reprompt_every",
     )
     assert table5 == [("reprompt_r5000", 5000, 100), ("reprompt_r20000", 20000, 100)]
+    # R&R Table 5 itself (rr_sweeps) wants d = 40k, which a 32k build cannot hold: its cells say so
+    sweeps = query(
+        warehouse,
+        "select setting_value, n, reason from loft_32k.rr_sweeps where paper_table = 5 and dataset = 'nq' "
+        "and system = 'gpt-fixture' order by setting_value",
+    )
+    assert [(r, n) for r, n, _ in sweeps] == [(5000, 0), (10000, 0), (20000, 0)]
+    assert sweeps[0][2].startswith("not built: no reprompt arm with reprompt_every = 5000 at d = 40000")
