@@ -867,6 +867,104 @@ select * from final
 
 
 {#
+  rr_positions: R&R Tables 7-9 (seed 001 App. B: Base, Rep and R&R with GPT-4 Turbo on NQ,
+  SQuAD and PubMed by document length d and answer position x; seeds/paper_rr_positions.csv):
+  one row per paper cell and run (size, source, system), filled from position_curves (the
+  rr_d{d} experiment's point at x tokens, test split) by every arm of the method family
+  (run_method), with n and the 95% interval, the paper's value beside. Averaged over x, the
+  paper's rows are its Table 1 (rr_methods). Cells nothing filled keep their row with the reason.
+#}
+{% macro scoring_rr_positions(curves=none, paper=none, datasets=none, size=none) %}
+{%- set curves = curves or loft_ref('position_curves') -%}
+{%- set paper = paper or loft_ref('paper_rr_positions') -%}
+{%- set datasets = datasets or loft_ref('stg_datasets') -%}
+{%- set size = size or (loft_size() | trim) -%}
+with
+
+paper as (
+    select
+        paper_table::bigint as paper_table,
+        task::varchar as task,
+        dataset::varchar as dataset,
+        paper_dataset::varchar as paper_dataset,
+        document_tokens::bigint as document_tokens,
+        answer_position::bigint as answer_position,
+        method::varchar as method,
+        paper_column::varchar as paper_column,
+        metric::varchar as metric,
+        value::double as paper_gpt4_turbo,
+        source::varchar as paper_source
+    from {{ paper }}
+),
+
+cells as (
+    select
+        *,
+        try_cast(regexp_extract(experiment, '^rr_d([0-9]+)$', 1) as bigint) as document_tokens,
+        position::bigint as answer_position,
+        regexp_replace(method, '(_[rkc][1-9][0-9]*)+$', '') as method_family
+    from {{ curves }}
+    where task = 'rr' and split = 'test' and rule = 'loft' and regexp_full_match(experiment, 'rr_d[0-9]+')
+),
+
+runs as (
+    select distinct size, source, system from cells where n_unanswered < n
+),
+
+run_cells as (
+    {{ scoring_cells_per_run(['size', 'source', 'system'], size) }}
+),
+
+built as (
+    select distinct task, dataset from {{ datasets }}
+),
+
+final as (
+    select
+        run_cells.paper_table,
+        run_cells.size,
+        run_cells.task,
+        run_cells.dataset,
+        run_cells.paper_dataset,
+        run_cells.document_tokens,
+        run_cells.answer_position,
+        run_cells.method,
+        run_cells.paper_column,
+        run_cells.metric,
+        run_cells.source,
+        run_cells.system,
+        cell.method as run_method,
+        {{ scoring_answered_statistics('cell') }},
+        run_cells.paper_gpt4_turbo,
+        run_cells.paper_source,
+        case
+            when cell.n_unanswered < cell.n then null
+            when built.dataset is null
+                then {{ scoring_not_in_build('run_cells.task', 'run_cells.dataset') }}
+            when run_cells.system is null then 'no run at this size'
+            when cell.n is not null then 'not run: no answered row'
+            else 'not built: method ' || run_cells.method || ' or d = ' || run_cells.document_tokens
+                || ' was not in this build (methods, rr_lengths; d must fit the size)'
+        end as reason
+    from run_cells
+    left join cells as cell
+        on cell.size = run_cells.size
+        and cell.source = run_cells.source
+        and cell.system = run_cells.system
+        and cell.method_family = run_cells.method
+        and cell.task = run_cells.task
+        and cell.dataset = run_cells.dataset
+        and cell.document_tokens = run_cells.document_tokens
+        and cell.answer_position = run_cells.answer_position
+    left join built
+        on built.task = run_cells.task and built.dataset = run_cells.dataset
+)
+
+select * from final
+{% endmacro %}
+
+
+{#
   arm_metrics: metrics with the settings of each row's arm (arms) beside it, so one query pivots
   two sweeps of a method (reprompt_r5000 and reprompt_r20000, few_shot_0 .. few_shot_5) by their
   numbers. Imported runs (method cic) take the arm of the prompts they answer where the build

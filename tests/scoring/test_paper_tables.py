@@ -726,6 +726,80 @@ def test_unfilled_sweep_cells_say_why(sweeps: duckdb.DuckDBPyConnection) -> None
     assert sweeps.sql("select count(*) from rr_sweeps").fetchone() == (16 * 2 + 4 * 3,)
 
 
+# ---------------------------------------------------------------- R&R Tables 7-9
+
+RR_POSITIONS = PROJECT_ROOT / "seeds" / "paper_rr_positions.csv"
+
+
+def test_rr_positions_seed_as_printed() -> None:
+    """Each printed cell of Tables 7-9 is in the seed, and averaged over the answer positions
+    every row is Table 1's GPT-4 Turbo value (to the printed 0.1)."""
+    with open(RR_POSITIONS, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 3 * (19 + 17 + 17)  # Base d = 10k..80k: 2+3+5+9 cells; Rep and R&R omit d = 10k
+    if RR_SEED is not None:
+        lines = RR_SEED.read_text(encoding="utf-8").splitlines()
+        starts = [i for i, line in enumerate(lines) if line.startswith("| | d | 0k | 10k |")]
+        printed = [
+            float(v) for i in starts for line in lines[i + 2 : i + 14] for v in line.split("|")[3:-1] if v.strip()
+        ]
+        assert [float(r["printed_percent"]) for r in rows] == printed
+    by_row: dict[tuple[str, str, str], list[float]] = {}
+    for r in rows:
+        by_row.setdefault((r["dataset"], r["document_tokens"], r["method"]), []).append(float(r["printed_percent"]))
+    with open(RR_TABLE1, encoding="utf-8", newline="") as handle:
+        table1 = {
+            (r["dataset"], r["document_tokens"], r["method"]): float(r["printed_percent"])
+            for r in csv.DictReader(handle)
+            if r["model"] == "GPT-4 Turbo"
+        }
+    assert len(by_row) == 30
+    for key, values in by_row.items():
+        assert sum(values) / len(values) == pytest.approx(table1[key], abs=0.051), key
+
+
+def test_planted_positions_are_recovered() -> None:
+    """position_curves points of two arms of Rep and one of Base on nq: each fills its paper cell."""
+    con = register(duckdb.connect())
+    con.execute(
+        "create table curves (size varchar, source varchar, system varchar, method varchar, task varchar, "
+        "dataset varchar, experiment varchar, position double, split varchar, metric varchar, rule varchar, "
+        "n bigint, n_unanswered bigint, mean double, ci_low double, ci_high double, ci_method varchar)"
+    )
+    points = [
+        ("cic", 40000, 10000, 50, 0, 0.5, 0.37, 0.63),
+        ("reprompt_r5000", 40000, 10000, 50, 0, 0.6, 0.46, 0.72),
+        ("reprompt_r20000", 40000, 10000, 50, 0, 0.7, 0.56, 0.81),
+        ("cic", 40000, 20000, 50, 50, 0.0, None, None),  # nothing answered
+    ]
+    con.executemany(
+        "insert into curves values ('128k', 'inference', 'sys', ?, 'rr', 'nq', ?, ?, 'test', 'rr_fuzzy_match', "
+        "'loft', ?, ?, ?, ?, ?, 'wilson')",
+        [(m, f"rr_d{d}", x, n, u, mean, low, high) for m, d, x, n, u, mean, low, high in points],
+    )
+    con.execute(f"create table paper as select * from read_csv('{RR_POSITIONS}', header = true, auto_detect = true)")
+    con.execute("create table datasets as select 'rr' as task, 'nq' as dataset")
+    sql = macros().scoring_rr_positions(curves="curves", paper="paper", datasets="datasets", size="128k")
+    con.execute(f"create table rr_positions as {sql}")
+    cell = "select run_method, n, mean, paper_gpt4_turbo, reason from rr_positions where dataset = 'nq' "
+    cell += "and document_tokens = 40000 and answer_position = ? and method = ? order by run_method"
+    assert con.execute(cell, [10000, "reprompt"]).fetchall() == [
+        ("reprompt_r20000", 50, 0.7, 0.56, None),
+        ("reprompt_r5000", 50, 0.6, 0.56, None),
+    ]
+    assert con.execute(cell, [10000, "cic"]).fetchall() == [("cic", 50, 0.5, 0.5, None)]
+    assert con.execute(cell, [20000, "cic"]).fetchall() == [("cic", 50, None, 0.5, "not run: no answered row")]
+    [(reason,)] = con.execute(
+        cell.replace("run_method, n, mean, paper_gpt4_turbo, reason", "reason"), [0, "r_and_r"]
+    ).fetchall()
+    assert (
+        reason
+        == "not built: method r_and_r or d = 40000 was not in this build (methods, rr_lengths; d must fit the size)"
+    )
+    squad = con.sql("select distinct reason from rr_positions where dataset = 'squad'").fetchall()
+    assert squad == [("not built: rr/squad " + NOT_IN_BUILD,)]
+
+
 # ---------------------------------------------------------------- LOFT Table 3 (closed book)
 
 TABLE3 = PROJECT_ROOT / "seeds" / "paper_table3.csv"

@@ -184,3 +184,19 @@ def test_two_sweeps_of_one_method_live_side_by_side(warehouse: Path) -> None:
     )
     assert [(r, n) for r, n, _ in sweeps] == [(5000, 0), (10000, 0), (20000, 0)]
     assert sweeps[0][2].startswith("not built: no reprompt arm with reprompt_every = 5000 at d = 40000")
+
+
+def test_rr_positions_are_the_position_curve_points(warehouse: Path) -> None:
+    """R&R Table 7's NQ cells at d = 10k: the run's point at each answer position, the paper beside."""
+    cells = query(
+        warehouse,
+        "select answer_position, n, mean, paper_gpt4_turbo from loft_32k.rr_positions where dataset = 'nq' "
+        "and document_tokens = 10000 and method = 'cic' and system = 'gpt-fixture' order by answer_position",
+    )
+    points = query(
+        warehouse,
+        "select position::bigint, n, mean from loft_32k.position_curves where experiment = 'rr_d10000' "
+        "and split = 'test' and system = 'gpt-fixture' and method = 'cic' order by position",
+    )
+    assert [(x, n, mean) for x, n, mean, _ in cells] == points
+    assert [paper for *_, paper in cells] == [0.6, 0.68]
