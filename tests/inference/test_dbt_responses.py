@@ -29,6 +29,9 @@ COPIED = (
     "intermediate/loft_128k__int_stage1_answers.sql",
     "intermediate/loft_128k__int_stage2_prompts.py",
     "intermediate/loft_128k__int_stage2_responses.py",
+    "intermediate/loft_128k__int_stage2_answers.sql",
+    "intermediate/loft_128k__int_stage3_prompts.py",
+    "intermediate/loft_128k__int_stage3_responses.py",
 )
 PLANTED = {
     "LOFT_TEST_OPENAI_KEY": "sk-PLANTED-0penai-53cr3t-4f9e",
