@@ -69,6 +69,7 @@ with
 stage_1 as (select * from {{ loft_ref('int_stage1_responses') }}),
 stage_2 as (select * from {{ loft_ref('int_stage2_responses') }}),
 stage_3 as (select * from {{ loft_ref('int_stage3_responses') }}),
+arms as (select task, dataset, variant, method, arm_id from {{ loft_ref('arms') }}),
 
 combined as (
     select * from stage_1
@@ -107,8 +108,10 @@ final as (
         error::varchar as error,
         cost_usd::double as cost_usd,
         batch_id::varchar as batch_id,
-        created_at::timestamptz as created_at
+        created_at::timestamptz as created_at,
+        arms.arm_id::varchar as arm_id
     from combined
+    left join arms using (task, dataset, variant, method)
 )
 
 select * from final

@@ -9,6 +9,7 @@ with
 
 prompt_rows as (select * from {{ loft_ref('int_prompt_rows') }}),
 windows as (select * from {{ source('reference', 'model_context_windows') }}),
+arms as (select task, dataset, variant, method, arm_id from {{ loft_ref('arms') }}),
 
 fits as (
     select
@@ -50,9 +51,11 @@ final as (
         prompt_rows.gold_token_offset::bigint as gold_token_offset,
         prompt_rows.n_documents::bigint as n_documents,
         prompt_rows.payload::varchar as payload,
-        coalesce(fits.context_window_fits, map())::map(varchar, boolean) as context_window_fits
+        coalesce(fits.context_window_fits, map())::map(varchar, boolean) as context_window_fits,
+        arms.arm_id::varchar as arm_id
     from prompt_rows
     left join fits using (prompt_id)
+    left join arms using (task, dataset, variant, method)
 )
 
 select * from final

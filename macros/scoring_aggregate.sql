@@ -106,6 +106,7 @@ means as (
         'case when min(gold_positions[1]) = max(gold_positions[1]) then min(gold_positions[1]) end as gold_position',
         'case when min(gold_depth) = max(gold_depth) then min(gold_depth) end as gold_depth',
         'avg(gold_token_offset) as gold_token_offset_mean',
+        'any_value(arm_id) as arm_id',
     ], seed) }}
 )
 
@@ -126,7 +127,8 @@ select
     gold_position,
     gold_depth,
     gold_token_offset_mean,
-    {{ limit or 'null' }}::bigint as query_limit
+    {{ limit or 'null' }}::bigint as query_limit,
+    arm_id
 from means
 {% endmacro %}
 

@@ -789,12 +789,15 @@ select * from combined
   one turn; the other rules keep every turn. Stored this way, a million turns write a million
   rows, not one per metric (the scores view unnests them).
 #}
-{% macro scoring_turn_scores(predictions=none, queries=none, datasets=none, size=none, prompts=none, adjudications=none) %}
+{% macro scoring_turn_scores(
+    predictions=none, queries=none, datasets=none, size=none, prompts=none, adjudications=none, arms=none
+) %}
 {%- set predictions = predictions or loft_ref('predictions') -%}
 {%- set queries = queries or loft_ref('int_scored_queries') -%}
 {%- set datasets = datasets or loft_ref('stg_datasets') -%}
 {%- set prompts = prompts or loft_ref('prompts') -%}
 {%- set adjudications = adjudications or loft_view_ref('stg_gold_adjudications') -%}
+{%- set arms = arms or loft_ref('arms') -%}
 {%- set size = size or loft_size() -%}
 with
 
@@ -875,6 +878,7 @@ final as (
         positions.gold_depth,
         positions.gold_token_offset,
         positions.n_documents,
+        arms.arm_id,
         list_transform(kept.metric_values, lambda m: {
             'metric': m.metric::{{ scoring_metric_type() }},
             'rule': m.rule::{{ scoring_rule_type() }},
@@ -886,6 +890,9 @@ final as (
         }) as metric_values
     from kept_scores as kept
     left join positions using (task, dataset, corpus_id, variant, method, qid, turn)
+    left join {{ arms }} as arms
+        on arms.task = kept.task and arms.dataset = kept.dataset and arms.variant = kept.variant
+        and arms.method = kept.method
     where len(kept.metric_values) > 0
 )
 
@@ -933,7 +940,8 @@ final as (
         gold_positions,
         gold_depth,
         gold_token_offset,
-        n_documents
+        n_documents,
+        arm_id
     from turn_scores, unnest(turn_scores.metric_values) as scored(score)
 )
 

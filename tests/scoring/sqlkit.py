@@ -114,6 +114,13 @@ SHAPES: dict[str, dict[str, str]] = {
         "max_gold": "bigint",
         "is_multi_answer": "boolean default false",
     },
+    "arms": {
+        "task": "varchar",
+        "dataset": "varchar",
+        "variant": "varchar",
+        "method": "varchar",
+        "arm_id": "varchar",
+    },
     "adjudications": {
         "gold_version": "varchar",
         "task": "varchar default 'rag'",
@@ -267,6 +274,7 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", lim
                 size=size,
                 prompts="prompts",
                 adjudications="adjudications",
+                arms="arms",
             ),
         ),
         ("scores", m.scoring_scores(turn_scores="int_turn_scores")),
@@ -307,6 +315,7 @@ SCORE_COLUMNS = {
     "gold_positions": "bigint[]",
     "gold_depth": "double",
     "gold_token_offset": "bigint",
+    "arm_id": "varchar",
 }
 
 

@@ -211,3 +211,17 @@ def test_verification_scores_recover_the_planted_verdicts(warehouse: Path) -> No
         planted, count = _planted(warehouse, "128k", _cell("rag", dataset, "default", "test", "justified_verify"), 2)
         assert unreadable == 0 and count == n >= 30
         assert low <= planted <= high and abs(value - planted) <= 1 / n + 1e-9
+
+
+def test_every_prompt_response_score_and_metric_names_its_arm(warehouse: Path) -> None:
+    for size in ("32k", "128k"):
+        for table in ("prompts", "responses", "scores", "metrics"):
+            [(rows, named, unknown)] = query(
+                warehouse,
+                f"select count(*), count(t.arm_id), count(*) filter (where t.arm_id is not null and a.arm_id is null) "
+                f"from loft_{size}.{table} as t left join loft_{size}.arms as a using (arm_id)",
+            )
+            assert rows > 0 and named == rows and unknown == 0, (size, table)
+    # a size's arm is its own: the same method and variant has another arm_id at the other size
+    shared = query(warehouse, "select count(*) from loft_32k.arms inner join loft_128k.arms using (arm_id)")
+    assert shared == [(0,)]

@@ -200,3 +200,13 @@ def test_rr_positions_are_the_position_curve_points(warehouse: Path) -> None:
     )
     assert [(x, n, mean) for x, n, mean, _ in cells] == points
     assert [paper for *_, paper in cells] == [0.6, 0.68]
+
+
+def test_one_query_pivots_two_sweeps_by_their_arm(warehouse: Path) -> None:
+    pivot = query(
+        warehouse,
+        "select arms.reprompt_every, sum(metrics.n) from loft_32k.metrics inner join loft_32k.arms using (arm_id) "
+        "where metrics.task = 'rr' and arms.method_family = 'reprompt' and metrics.is_primary "
+        "and metrics.split = 'test' group by 1 order by 1",
+    )
+    assert pivot == [(5000, 100), (20000, 100)]

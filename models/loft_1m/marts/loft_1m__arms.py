@@ -10,7 +10,7 @@ def model(dbt, session):
     loft = dbt.config.get("loft")
     design = Design.from_config(loft or {})
     return arms_frame(
-        dbt.ref("loft_1m__prompts").project("task, dataset, variant, method").distinct().pl(),
+        dbt.ref("loft_1m__int_prompt_rows").project("task, dataset, variant, method").distinct().pl(),
         dbt.ref("loft_1m__prompt_variants").pl(),
         design,
         settings.size_of_schema(dbt.this.schema),
