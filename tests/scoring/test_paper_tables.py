@@ -886,3 +886,39 @@ def test_closed_book_cells_nothing_filled_say_why(closed_book: duckdb.DuckDBPyCo
         None,
         "not built: loft_128k is not in this warehouse (dbt build --select loft_128k, then loft_compare)",
     )
+
+
+# ---------------------------------------------------------------- LOFT Figure 5, task averages
+
+
+def test_task_curves_average_the_datasets_of_a_task() -> None:
+    """rag: nq at 32k and 128k, hotpotqa at 128k only; the 128k row averages both datasets and
+    its difference from 32k is nq's alone (hotpotqa has no 32k to compare with)."""
+    con = register(duckdb.connect())
+    con.execute(
+        "create table curves (source varchar, system varchar, method varchar, variant varchar, task varchar, "
+        "dataset varchar, split varchar, metric_name varchar, size varchar, size_order bigint, n bigint, "
+        "mean double, standard_error double, previous_size varchar, n_common_with_previous bigint, "
+        "difference_from_previous double, difference_standard_error double)"
+    )
+    rows = [
+        ("nq", "32k", 1, 100, 0.9, 0.03, None, None, None, None),
+        ("nq", "128k", 2, 100, 0.8, 0.04, "32k", 100, -0.1, 0.02),
+        ("hotpotqa", "128k", 2, 50, 0.6, 0.05, None, None, None, None),
+    ]
+    con.executemany(
+        "insert into curves values ('inference', 'sys', 'cic', 'default', 'rag', ?, 'test', 'subspan_em_loft', "
+        "?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    sql = macros().scoring_scaling_task_curves("curves")
+    relation = con.sql(f"select * from ({sql}) order by size_order")
+    small, large = [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
+    z = 1.959963984540054
+    assert (small["n_datasets"], small["mean"], small["previous_size"]) == (1, 0.9, None)
+    assert (large["datasets"], large["n"], large["mean"]) == (["hotpotqa", "nq"], 150, pytest.approx(0.7))
+    se = (0.04**2 + 0.05**2) ** 0.5 / 2
+    assert (large["ci_low"], large["ci_high"]) == (pytest.approx(0.7 - z * se), pytest.approx(0.7 + z * se))
+    assert (large["previous_size"], large["n_datasets_compared"], large["n_common_with_previous"]) == ("32k", 1, 100)
+    assert large["difference_from_previous"] == pytest.approx(-0.1)
+    assert large["difference_ci_low"] == pytest.approx(-0.1 - z * 0.02)

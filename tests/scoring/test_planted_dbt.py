@@ -135,6 +135,24 @@ def test_figure5_recovers_the_planted_size_effect(warehouse: Path) -> None:
         assert low <= planted <= high and abs(difference - planted) <= 2 / n + 1e-9, (dataset, method)
 
 
+def test_figure5_task_averages_recover_the_planted_size_effect(warehouse: Path) -> None:
+    """RAG's two datasets, cic, dev: the task's change from 32k to 128k is the average of the
+    datasets' planted changes."""
+    [(n_datasets, n, difference, low, high)] = query(
+        warehouse,
+        "select n_datasets_compared, n_common_with_previous, difference_from_previous, difference_ci_low, "
+        "difference_ci_high from loft_compare.scaling_task_curves where task = 'rag' and method = 'cic' "
+        "and variant = 'default' and split = 'dev' and size = '128k'",
+    )
+    planted = [
+        _planted(warehouse, "128k", _cell("rag", dataset, "default", "dev"))[0]
+        - _planted(warehouse, "32k", _cell("rag", dataset, "default", "dev"))[0]
+        for dataset in ("nq", "hotpotqa")
+    ]
+    assert n_datasets == 2 and low <= sum(planted) / 2 <= high
+    assert abs(difference - sum(planted) / 2) <= 2 / (n / 2) + 1e-9
+
+
 def test_figure8_and_figure6_recover_their_planted_values(warehouse: Path) -> None:
     few_shot = query(
         warehouse,

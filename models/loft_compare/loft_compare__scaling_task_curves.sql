@@ -1,0 +1,1 @@
+{{ scoring_scaling_task_curves(ref('loft_compare__scaling_curves')) }}
