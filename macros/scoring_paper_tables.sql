@@ -698,6 +698,44 @@ select * from final
   their row and say why.
 #}
 {#
+  The R&R marts' cell joins: each paper cell of a run (run_cells) to the run's cell of that
+  method family, dataset and d (cells; `extra` adds conditions), and to whether the dataset is
+  in the build (built).
+#}
+{% macro scoring_rr_cell_joins(extra='') -%}
+    from run_cells
+    left join cells as cell
+        on cell.size = run_cells.size
+        and cell.source = run_cells.source
+        and cell.system = run_cells.system
+        and cell.method_family = run_cells.method
+        and cell.task = run_cells.task
+        and cell.dataset = run_cells.dataset
+        and cell.document_tokens = run_cells.document_tokens
+        {{ extra }}
+    left join built
+        on built.task = run_cells.task and built.dataset = run_cells.dataset
+{%- endmacro %}
+
+
+{#
+  Why an R&R mart's cell has no mean (null when it has one); `not_built` is the SQL text said
+  when the build holds no such arm.
+#}
+{% macro scoring_rr_reason(not_built=none) -%}
+    case
+            when cell.n_unanswered < cell.n then null
+            when built.dataset is null
+                then {{ scoring_not_in_build('run_cells.task', 'run_cells.dataset') }}
+            when run_cells.system is null then 'no run at this size'
+            when cell.n is not null then 'not run: no answered row'
+            else {{ not_built or "'not built: method ' || run_cells.method || ' or d = ' || run_cells.document_tokens
+                || ' was not in this build (methods, rr_lengths; d must fit the size)'" }}
+        end
+{%- endmacro %}
+
+
+{#
   R&R cells: the primary fuzzy match (loft rule, per turn) of every rr run on the test split,
   per (size, source, system, method, dataset, document length d of the variant's rr_d{d}
   experiment), averaged over the answer positions x, with n, n_unanswered and the 95% interval,
@@ -812,26 +850,8 @@ final as (
         run_cells.paper_gpt4_turbo,
         run_cells.paper_claude21,
         run_cells.paper_source,
-        case
-            when cell.n_unanswered < cell.n then null
-            when built.dataset is null
-                then {{ scoring_not_in_build('run_cells.task', 'run_cells.dataset') }}
-            when run_cells.system is null then 'no run at this size'
-            when cell.n is not null then 'not run: no answered row'
-            else 'not built: method ' || run_cells.method || ' or d = ' || run_cells.document_tokens
-                || ' was not in this build (methods, rr_lengths; d must fit the size)'
-        end as reason
-    from run_cells
-    left join cells as cell
-        on cell.size = run_cells.size
-        and cell.source = run_cells.source
-        and cell.system = run_cells.system
-        and cell.method_family = run_cells.method
-        and cell.task = run_cells.task
-        and cell.dataset = run_cells.dataset
-        and cell.document_tokens = run_cells.document_tokens
-    left join built
-        on built.task = run_cells.task and built.dataset = run_cells.dataset
+        {{ scoring_rr_reason() }} as reason
+    {{ scoring_rr_cell_joins() }}
 )
 
 select * from final
@@ -915,33 +935,17 @@ final as (
         run_cells.paper_gpt4_turbo,
         run_cells.paper_claude21,
         run_cells.paper_source,
-        case
-            when cell.n_unanswered < cell.n then null
-            when built.dataset is null
-                then {{ scoring_not_in_build('run_cells.task', 'run_cells.dataset') }}
-            when run_cells.system is null then 'no run at this size'
-            when cell.n is not null then 'not run: no answered row'
-            else 'not built: no ' || run_cells.method || ' arm with ' || run_cells.setting || ' = '
+        {{ scoring_rr_reason(
+            "'not built: no ' || run_cells.method || ' arm with ' || run_cells.setting || ' = '
                 || run_cells.setting_value || ' at d = ' || run_cells.document_tokens
                 || ' (methods, e.g. ' || run_cells.method || '_'
                 || case run_cells.setting when 'chunk_tokens' then 'c' else 'r' end || run_cells.setting_value
-                || '; rr_lengths; d must fit the size)'
-        end as reason
-    from run_cells
-    left join cells as cell
-        on cell.size = run_cells.size
-        and cell.source = run_cells.source
-        and cell.system = run_cells.system
-        and cell.method_family = run_cells.method
-        and cell.task = run_cells.task
-        and cell.dataset = run_cells.dataset
-        and cell.document_tokens = run_cells.document_tokens
-        and case run_cells.setting
-            when 'chunk_tokens' then cell.chunk_tokens
-            when 'reprompt_every' then cell.reprompt_every
-        end = run_cells.setting_value
-    left join built
-        on built.task = run_cells.task and built.dataset = run_cells.dataset
+                || '; rr_lengths; d must fit the size)'"
+        ) }} as reason
+    {{ scoring_rr_cell_joins(
+        "and case run_cells.setting when 'chunk_tokens' then cell.chunk_tokens
+            when 'reprompt_every' then cell.reprompt_every end = run_cells.setting_value"
+    ) }}
 )
 
 select * from final
@@ -1019,27 +1023,8 @@ final as (
         {{ scoring_answered_statistics('cell') }},
         run_cells.paper_gpt4_turbo,
         run_cells.paper_source,
-        case
-            when cell.n_unanswered < cell.n then null
-            when built.dataset is null
-                then {{ scoring_not_in_build('run_cells.task', 'run_cells.dataset') }}
-            when run_cells.system is null then 'no run at this size'
-            when cell.n is not null then 'not run: no answered row'
-            else 'not built: method ' || run_cells.method || ' or d = ' || run_cells.document_tokens
-                || ' was not in this build (methods, rr_lengths; d must fit the size)'
-        end as reason
-    from run_cells
-    left join cells as cell
-        on cell.size = run_cells.size
-        and cell.source = run_cells.source
-        and cell.system = run_cells.system
-        and cell.method_family = run_cells.method
-        and cell.task = run_cells.task
-        and cell.dataset = run_cells.dataset
-        and cell.document_tokens = run_cells.document_tokens
-        and cell.answer_position = run_cells.answer_position
-    left join built
-        on built.task = run_cells.task and built.dataset = run_cells.dataset
+        {{ scoring_rr_reason() }} as reason
+    {{ scoring_rr_cell_joins('and cell.answer_position = run_cells.answer_position') }}
 )
 
 select * from final
