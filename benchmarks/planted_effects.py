@@ -146,6 +146,70 @@ def scaling(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
             )
 
 
+def task_curves(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
+    """LOFT Figure 5 per task: RAG's nq 0.90 -> 0.80 and hotpotqa 0.70 -> 0.50 from 32k to 128k,
+    so the task averages 0.80 -> 0.65, a change of -0.15."""
+    con = register(duckdb.connect())
+    planted = {"nq": {"32k": 0.90, "128k": 0.80}, "hotpotqa": {"32k": 0.70, "128k": 0.50}}
+    uniform = {dataset: [rng.random() for _ in range(n)] for dataset in planted}
+    sized = []
+    for size in ("32k", "128k"):
+        con.execute(f"create schema s{size}")
+        con.execute(f"use s{size}")
+        scores_table(con, [
+            {"size": size, "system": "planted", "task": "rag", "dataset": dataset, "variant": "default",
+             "qid": f"q{q}", "metric": "subspan_em", "value": 1.0 if u < planted[dataset][size] else 0.0}
+            for dataset, draws in uniform.items() for q, u in enumerate(draws)
+        ])  # fmt: skip
+        sized.append([size, f"s{size}.scores"])
+    con.execute("use memory.main")
+    m = macros()
+    con.execute(f"create table scaling_scores as {m.scoring_scaling_scores(sized)}")
+    con.execute(f"create table curves as {m.scoring_scaling_curves('scaling_scores', seed=seed)}")
+    for size, mean, low, high, diff, dlow, dhigh, count in con.sql(
+        "select size, mean, ci_low, ci_high, difference_from_previous, difference_ci_low, difference_ci_high, n "
+        f"from ({m.scoring_scaling_task_curves('curves')}) order by size_order"
+    ).fetchall():
+        average = sum(p[size] for p in planted.values()) / len(planted)
+        yield "scaling_task_curves", f"rag {size} mean", average, mean, low, high, count
+        if diff is not None:
+            yield "scaling_task_curves", "rag 128k - 32k", -0.15, diff, dlow, dhigh, count
+
+
+def sweeps(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
+    """R&R Table 5: reprompting every 5k, 10k and 20k tokens right on 0.70, 0.80 and 0.65 of
+    the turns at d = 40k (answer positions 0 to 30k)."""
+    con = register(duckdb.connect())
+    planted = {5000: 0.70, 10000: 0.80, 20000: 0.65}
+    rows, variants = [], set()
+    for every, p in planted.items():
+        for x in range(0, 40000, 10000):
+            variants.add((f"d40000_x{x}", "rr_d40000"))
+            rows += _turns(rng, n // 4, p, system="planted", method=f"reprompt_r{every}", task="rr", dataset="nq",
+                           variant=f"d40000_x{x}", metric="rr_fuzzy_match")  # fmt: skip
+    for i, row in enumerate(rows):
+        row["qid"] = f"q{i}"
+    scores_table(con, rows)
+    con.execute("create table variants (task varchar, dataset varchar, variant varchar, experiment varchar)")
+    con.executemany("insert into variants values ('rr', 'nq', ?, ?)", sorted(variants))
+    _paper(con, "paper_rr_sweeps")
+    con.execute("create table datasets as select 'rr' as task, 'nq' as dataset")
+    con.execute(
+        "create table arms as select 'rr' as task, 'nq' as dataset, 'v' as variant, 'reprompt_r' || r as method, "
+        "r::bigint as reprompt_every, null::bigint as icr_pages, null::bigint as chunk_tokens "
+        f"from unnest({list(planted)}) t(r)"
+    )
+    sql = macros().scoring_rr_sweeps(
+        scores="scores", variants="variants", arms="arms", paper="paper_rr_sweeps", datasets="datasets", seed=seed,
+        size="128k",
+    )  # fmt: skip
+    for every, mean, low, high, count in con.sql(
+        f"select setting_value, mean, ci_low, ci_high, n from ({sql}) where paper_table = 5 and dataset = 'nq' "
+        "order by setting_value"
+    ).fetchall():
+        yield "rr_sweeps", f"Rep r = {every // 1000}k", planted[every], mean, low, high, count
+
+
 def examples(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
     """LOFT Figure 8: 0.5 + 0.08 k with k few-shot examples."""
     con = register(duckdb.connect())
@@ -209,7 +273,7 @@ def stages(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
     yield "error_attribution", "rag_top5 accuracy given hit", 0.75, mean, low, high, count
 
 
-MARTS = (ablations, operators, scaling, examples, stages)
+MARTS = (ablations, operators, scaling, task_curves, examples, stages, sweeps)
 
 
 def main(argv: list[str] | None = None) -> int:
