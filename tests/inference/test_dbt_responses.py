@@ -59,6 +59,9 @@ from (values
 ) as t(prompt_id, task, dataset, corpus_id, variant, split, qid, turn, n_turns, prefix_id, head, suffix,
        n_tokens_prefix, n_tokens_total)""",
     "loft_128k__prompt_segments": "select 's0' as segment_id, e'unused\\n' as text",
+    "loft_128k__arms": """
+select task, 'nq' as dataset, 'default' as variant, 'cic' as method, task || '-arm' as arm_id
+from (values ('retrieval'), ('rag')) as t(task)""",
     "loft_128k__stg_datasets": "select 'retrieval' as task, 'nq' as dataset, true as has_title, ['128k'] as contexts",
     "loft_128k__prompt_doc_ids": """
 select * from (values ('retrieval', 'nq', 'nq', 'default', 0::bigint, '0', 'pc'),
