@@ -146,12 +146,12 @@ upstream as (
 
 unbuilt as (
     select distinct
-        stage_1.system, stage_1.task, stage_1.dataset, stage_1.corpus_id, stage_1.variant, stage_1.method,
-        stage_1.split, stage_1.qid, stage_1.turn, stage_1.n_turns, loft_method_stages(stage_1.method) as final_stage
-    from stage_1
+        owed.system, owed.task, owed.dataset, owed.corpus_id, owed.variant, owed.method,
+        owed.split, owed.qid, owed.turn, owed.n_turns, owed.final_stage
+    from (select *, loft_method_stages(method) as final_stage from stage_1) as owed
     anti join (select * from {{ stage_prompts }} where stage = loft_method_stages(method)) as built
         using (system, task, dataset, corpus_id, variant, method, qid, turn)
-    where loft_method_stages(stage_1.method) > 1
+    where owed.final_stage > 1
 ),
 
 skipped as (

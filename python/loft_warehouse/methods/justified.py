@@ -238,12 +238,12 @@ def render_stage1(collection: Collection, variant: Variant, method: Method, desi
 def retrieved_reader(upstream: Upstream) -> list[Call]:
     """Stage 2 of rag_top{k}_justified: the justified QA prompt over bm25's top k passages (its
     answer's first k shown IDs), in rank order and with their shown IDs."""
-    pids = upstream.maps.pids(upstream.key, upstream.answers(upstream.rows[0]), "shown")[: upstream.method.top_k]
+    pids = upstream.retrieved()
     if not pids:
         return []
     docs = upstream.documents(pids)
     before, after = _split(qa_template(upstream.method), "documents")
-    shown = tuple(upstream.shown_id(d.pid) for d in docs)
+    shown = upstream.shown_ids(docs)
     lines = "".join(document_lines(list(zip(shown, docs, strict=True))))
     return [Call(0, before, lines + fill(after.removeprefix("\n"), question=upstream.question), docs, shown=shown)]
 
@@ -266,7 +266,7 @@ def verification_calls(upstream: Upstream) -> list[Call]:
         if not docs:
             continue
         name = str(candidate.get("candidate"))
-        shown = tuple(upstream.shown_id(d.pid) for d in docs)
+        shown = upstream.shown_ids(docs)
         text = verification_text(upstream.method, upstream.question, list(zip(shown, docs, strict=True)), name)
         payload = json.dumps({"candidate": candidate.get("candidate")}, ensure_ascii=False)
         calls.append(Call(index, "", text, docs, payload, shown))
@@ -277,11 +277,10 @@ def verify_retrieved(upstream: Upstream) -> list[Call]:
     """Stage 2 of rag_top{k}_verify: one verification prompt per document of bm25's top k (its
     answer's first k shown IDs, in rank order), the document's entity (its title; its text when
     untitled) as the candidate and that document alone as the evidence."""
-    pids = upstream.maps.pids(upstream.key, upstream.answers(upstream.rows[0]), "shown")[: upstream.method.top_k]
     calls = []
-    for index, doc in enumerate(upstream.documents(pids)):
+    for index, doc in enumerate(upstream.documents(upstream.retrieved())):
         entity = doc.title or doc.text
-        shown = (upstream.shown_id(doc.pid),)
+        shown = upstream.shown_ids([doc])
         text = verification_text(upstream.method, upstream.question, [(shown[0], doc)], entity)
         calls.append(Call(index, "", text, [doc], json.dumps({"candidate": entity}, ensure_ascii=False), shown))
     return calls

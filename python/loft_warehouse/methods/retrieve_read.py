@@ -74,7 +74,7 @@ def reader_suffix(collection: Collection, query: Query, retrieved: Sequence[Doc]
 def reader(upstream: Upstream) -> list[Call]:
     """Stage 2: the reader prompt over bm25's top k (its answer's first k shown IDs)."""
     method = upstream.method
-    pids = upstream.maps.pids(upstream.key, upstream.answers(upstream.rows[0]), "shown")[: method.top_k]
+    pids = upstream.retrieved()
     if not pids:
         return []
     cache_key = (*upstream.key, method.name)

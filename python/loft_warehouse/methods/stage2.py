@@ -59,6 +59,7 @@ def build(
 ) -> pl.DataFrame:
     """Every prompt of `stage` built from every system's answers in the stage before."""
     counts = PartCounts(PromptTokens(tokens))
+    answers = answers.filter(pl.col("stage") == stage - 1)
     if answers.height == 0:
         return pl.DataFrame(schema=STAGE2_SCHEMA)
     wanted = answers.select("task", "dataset", "corpus_id").unique()

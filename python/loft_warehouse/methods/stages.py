@@ -96,6 +96,15 @@ class Upstream:
     def shown_id(self, pid: str) -> str:
         return self.maps.shown_of[self.key][pid]
 
+    def shown_ids(self, docs: Iterable[Doc]) -> tuple[str, ...]:
+        """The variant's shown ID of each document, in order."""
+        return tuple(self.shown_id(doc.pid) for doc in docs)
+
+    def retrieved(self) -> list[str]:
+        """bm25's top k (the method's top_k) of a retrieve-then-read stage 1: the valid shown
+        IDs of its one answer, as pids in rank order."""
+        return self.maps.pids(self.key, self.answers(self.rows[0]), "shown")[: self.method.top_k]
+
 
 @cache
 def builder(reference: str) -> Callable[..., Any]:
