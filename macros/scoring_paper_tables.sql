@@ -859,8 +859,9 @@ select * from final
 
 
 {#
-  rr_sweeps: R&R Table 2 (chunkwise ICR and R&R by chunk size c, d = 80k, both models) and Table
-  5 (reprompting every r = 5k, 10k, 20k tokens, d = 40k, GPT-4 Turbo) from seeds/paper_rr_sweeps.csv:
+  rr_sweeps: R&R Table 2 (chunkwise ICR and R&R by chunk size c, d = 80k, both models), Table 5
+  (reprompting every r = 5k, 10k, 20k tokens, d = 40k, GPT-4 Turbo) and Table 6 (the reminder
+  placements at r = 10k, and before each answer page with no interval) from seeds/paper_rr_sweeps.csv:
   one row per paper cell (table, dataset row, setting value, method column) and run (size,
   source, system), filled by the arm of that method family whose setting (chunk_tokens for
   Table 2, reprompt_every for Table 5) equals the cell's, e.g. chunked_icr_c20000 or
@@ -936,15 +937,16 @@ final as (
         run_cells.paper_claude21,
         run_cells.paper_source,
         {{ scoring_rr_reason(
-            "'not built: no ' || run_cells.method || ' arm with ' || run_cells.setting || ' = '
-                || run_cells.setting_value || ' at d = ' || run_cells.document_tokens
-                || ' (methods, e.g. ' || run_cells.method || '_'
-                || case run_cells.setting when 'chunk_tokens' then 'c' else 'r' end || run_cells.setting_value
+            "'not built: no ' || run_cells.method || ' arm'
+                || coalesce(' with ' || run_cells.setting || ' = ' || run_cells.setting_value, '')
+                || ' at d = ' || run_cells.document_tokens || ' (methods, e.g. ' || run_cells.method
+                || coalesce('_' || case run_cells.setting when 'chunk_tokens' then 'c' else 'r' end
+                    || run_cells.setting_value, '')
                 || '; rr_lengths; d must fit the size)'"
         ) }} as reason
     {{ scoring_rr_cell_joins(
         "and case run_cells.setting when 'chunk_tokens' then cell.chunk_tokens
-            when 'reprompt_every' then cell.reprompt_every end = run_cells.setting_value"
+            when 'reprompt_every' then cell.reprompt_every end is not distinct from run_cells.setting_value"
     ) }}
 )
 

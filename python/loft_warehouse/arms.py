@@ -64,7 +64,7 @@ def method_settings(name: str, design: Design) -> dict[str, Any]:
         "method_family": method_family(name),
         "n_stages": chosen.n_stages,
         "top_k": chosen.top_k,
-        "reprompt_every": chosen.every(design) if chosen.reminders else None,
+        "reprompt_every": chosen.every(design) if chosen.uses_interval else None,
         "icr_pages": chosen.pages(design) if chosen.uses_pages else None,
         "chunk_tokens": chosen.chunk(design) if chosen.chunked else None,
     }

@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from loft_warehouse.design import Design
+from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.methods import paginated
 from loft_warehouse.methods.catalogue import method
 from loft_warehouse.prompts.inputs import Collection, Doc, Query, Turn
@@ -134,3 +137,40 @@ def test_settings_in_the_method_name_win_over_the_build_settings():
     # chunkwise R&R: the reminders inside every chunk
     chunked = paginated.render_icr(collection, variant, method("chunked_r_and_r_r500"), design)
     assert [_text(chunked, row).count("<INSTRUCTIONS_REMINDER>") for row in chunked.rows] == [1, 1, 1]
+
+
+def test_reminder_placements_of_r_and_r_table_6():
+    collection = _collection(n_docs=40)
+    variant = Variant("d3k_x1k", family="rr", document_tokens=3_000, answer_tokens=1_500)
+    design = Design(reprompt_every=1_000)
+    full = template("rr_qa_reminder").format(question=QUESTION, format_instructions=template("rr_qa_format"))
+    tags = template("rr_qa_reminder_tags")
+    pages = paginated.pages_of(collection, variant)
+    baseline = template("rr_qa").format(
+        question=QUESTION, format_instructions=template("rr_qa_format"), document=_document(pages)
+    )
+    texts = {
+        name: _text(r, r.rows[0])
+        for name in ("reprompt_tags_only", "reprompt_at_beginning", "reprompt_before_answer")
+        for r in [paginated.render_qa(collection, variant, method(name), design)]
+    }
+    # Tags only: the uniform placement, a reminder that names no question.
+    assert texts["reprompt_tags_only"].count(tags) == 2 and QUESTION not in tags
+    assert texts["reprompt_tags_only"].replace(tags + "\n\n", "") == baseline
+    # At beginning: the same two reminders, both before page 1.
+    beginning = texts["reprompt_at_beginning"]
+    assert beginning.count(full) == 2
+    assert beginning.index("<DOCUMENT>\n" + full + "\n\n" + full + "\n\n<PAGE 1>\n") > 0
+    assert beginning.replace(full + "\n\n", "") == baseline
+    # Before answer: one reminder, right before the gold page (page 16, 1,500 tokens in).
+    before = texts["reprompt_before_answer"]
+    gold = next(p for p in pages if p.doc.pid == "gold")
+    assert gold.number == 16 and before.count(full) == 1
+    assert full + "\n\n<PAGE 16>\n" in before and before.replace(full + "\n\n", "") == baseline
+
+
+def test_before_answer_takes_no_interval_and_placements_take_one():
+    assert method("reprompt_at_beginning_r5000").reprompt_every == 5000
+    assert method("reprompt_tags_only_r20000").name == "reprompt_tags_only_r20000"
+    with pytest.raises(ConfigurationError):
+        method("reprompt_before_answer_r5000")

@@ -615,7 +615,7 @@ def test_planted_rr_methods_are_recovered(rr: duckdb.DuckDBPyConnection) -> None
     assert squad.fetchone() == ("not built: rr/squad " + NOT_IN_BUILD, 0.96)
 
 
-# ---------------------------------------------------------------- R&R Tables 2 and 5
+# ---------------------------------------------------------------- R&R Tables 2, 5 and 6
 
 RR_SWEEPS = PROJECT_ROOT / "seeds" / "paper_rr_sweeps.csv"
 RR_SEED = next((PROJECT_ROOT.parent / "shared" / "seeds").glob("001_*.txt"), None)
@@ -626,6 +626,8 @@ PLANTED_SWEEPS = {
     "chunked_icr_c20000": (80000, 36),
     "chunked_r_and_r_c20000": (80000, 38),
     "chunked_icr_c80000": (80000, 20),
+    "reprompt_at_beginning_r10000": (40000, 12),
+    "reprompt_before_answer": (40000, 36),
 }
 SWEEP_SETTINGS = {
     "reprompt_r5000": (5000, None),
@@ -633,12 +635,14 @@ SWEEP_SETTINGS = {
     "chunked_icr_c20000": (None, 20000),
     "chunked_r_and_r_c20000": (10000, 20000),
     "chunked_icr_c80000": (None, 80000),
+    "reprompt_at_beginning_r10000": (10000, None),
+    "reprompt_before_answer": (None, None),
 }
 
 
 def test_rr_sweeps_seed_as_printed() -> None:
     """Every value of the seed is the seed text's, row by row (Table 2: 16 rows of four values
-    in dataset order; Table 5: four rows of three)."""
+    in dataset order; Table 5: four rows of three; Table 6: four rows of four)."""
     if RR_SEED is None:
         pytest.skip("seed 001 not beside the project")
     lines = RR_SEED.read_text(encoding="utf-8").splitlines()
@@ -646,16 +650,23 @@ def test_rr_sweeps_seed_as_printed() -> None:
     table2 = [[float(v) for v in line.split("|")[3:7]] for line in lines[start + 1 : start + 17]]
     start = next(i for i, line in enumerate(lines) if line.startswith("| | 5k | 10k | 20k |"))
     table5 = [[float(v) for v in line.split("|")[2:5]] for line in lines[start + 2 : start + 6]]
+    start = next(i for i, line in enumerate(lines) if line.startswith("| | Rep | Tags only |"))
+    table6 = [[float(v) for v in line.split("|")[2:6]] for line in lines[start + 2 : start + 6]]
     with open(RR_SWEEPS, encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 16 * 4 + 4 * 3
+    assert len(rows) == 16 * 4 + 4 * 3 + 4 * 4
     printed2 = [
         [float(r["printed_percent"]) for r in rows if r["paper_table"] == "2"][i : i + 4] for i in range(0, 64, 4)
     ]
     printed5 = [
         [float(r["printed_percent"]) for r in rows if r["paper_table"] == "5"][i : i + 3] for i in range(0, 12, 3)
     ]
-    assert (printed2, printed5) == (table2, table5)
+    printed6 = [
+        [float(r["printed_percent"]) for r in rows if r["paper_table"] == "6"][i : i + 4] for i in range(0, 16, 4)
+    ]
+    assert (printed2, printed5, printed6) == (table2, table5, table6)
+    # Table 6's Rep column is Table 5's r = 10k
+    assert [row[0] for row in table6] == [row[1] for row in table5]
     assert all(float(r["value"]) == pytest.approx(float(r["printed_percent"]) / 100) for r in rows)
 
 
@@ -702,6 +713,8 @@ def test_planted_sweeps_are_recovered_by_their_setting(sweeps: duckdb.DuckDBPyCo
         (2, 80000, "chunked_icr", "chunked_icr_c80000"),
         (5, 5000, "reprompt", "reprompt_r5000"),
         (5, 20000, "reprompt", "reprompt_r20000"),
+        (6, 10000, "reprompt_at_beginning", "reprompt_at_beginning_r10000"),
+        (6, None, "reprompt_before_answer", "reprompt_before_answer"),
     ]
     for cell in filled:
         planted = PLANTED_SWEEPS[cell["run_method"]][1] / 40
@@ -721,9 +734,14 @@ def test_unfilled_sweep_cells_say_why(sweeps: duckdb.DuckDBPyConnection) -> None
     )
     [nq] = _sweep_cells(sweeps, "paper_table = 5 and dataset = 'nq' and setting_value = 5000")
     assert nq["reason"] == "not built: rr/nq " + NOT_IN_BUILD
+    [tags] = _sweep_cells(sweeps, "paper_table = 6 and dataset = 'hotpotqa' and method = 'reprompt_tags_only'")
+    assert tags["reason"] == (
+        "not built: no reprompt_tags_only arm with reprompt_every = 10000 at d = 40000 "
+        "(methods, e.g. reprompt_tags_only_r10000; rr_lengths; d must fit the size)"
+    )
     # every paper cell once for the one run: Table 2, 16 rows x 2 methods (both models in a row);
-    # Table 5, 4 rows x 3 intervals
-    assert sweeps.sql("select count(*) from rr_sweeps").fetchone() == (16 * 2 + 4 * 3,)
+    # Table 5, 4 rows x 3 intervals; Table 6, 4 rows x 4 placements
+    assert sweeps.sql("select count(*) from rr_sweeps").fetchone() == (16 * 2 + 4 * 3 + 4 * 4,)
 
 
 # ---------------------------------------------------------------- R&R Tables 7-9

@@ -12,6 +12,9 @@ Names (dbt var `methods`, default `[cic]`; `all` builds every one):
   prompt (Lost in the Middle, R&R baseline).
 - reprompt: R&R's reprompting: the document QA prompt with an instructions reminder (with the
   question) every `reprompt_every` tokens between pages (seed 001 §3.2). One call.
+- reprompt_tags_only, reprompt_at_beginning, reprompt_before_answer: R&R Table 6's placements
+  (seed 001 §5): the reminder only alludes to the `<INSTRUCTIONS>` tag; the same reminders all
+  at the beginning of the document; one reminder right before each gold page (no interval).
 - rag_top{k} (any k >= 1, e.g. rag_top5 .. rag_top40): retrieve-then-read, LOFT's specialised
   RAG baseline (seed 000 §4.4) with BM25 as the retriever: stage 1 ranks the size's corpus with
   bm25 (no model call), stage 2 sends the top-k passages to the system in a reader prompt.
@@ -30,13 +33,13 @@ Names (dbt var `methods`, default `[cic]`; `all` builds every one):
 - chunked_icr: ICR per chunk of `chunk_tokens` tokens (several calls), pooled pages, one final
   QA call (seed 001 §3.4); chunked_r_and_r: the same with R&R's reminders in every chunk
   (chunkwise R&R, seed 001 Table 2).
-- settings in the name: reprompt, icr, r_and_r, chunked_icr and chunked_r_and_r take their
-  sweep settings as suffixes, written once each in the order r, k, c: `_r{tokens}` the reminder
-  interval (methods with reminders), `_k{pages}` the pages ICR asks for (ICR methods),
-  `_c{tokens}` the chunk size (chunked methods), e.g. reprompt_r5000, r_and_r_r20000_k3,
-  chunked_icr_c40000. A setting the name leaves out is the build's var (reprompt_every,
-  icr_pages, chunk_tokens), so two sweeps of one method coexist in one build and one warehouse
-  as two methods, each row saying which.
+- settings in the name: reprompt (and its tags_only and at_beginning placements), icr, r_and_r,
+  chunked_icr and chunked_r_and_r take their sweep settings as suffixes, written once each in
+  the order r, k, c: `_r{tokens}` the reminder interval (methods with reminders at an interval),
+  `_k{pages}` the pages ICR asks for (ICR methods), `_c{tokens}` the chunk size (chunked
+  methods), e.g. reprompt_r5000, r_and_r_r20000_k3, chunked_icr_c40000. A setting the name
+  leaves out is the build's var (reprompt_every, icr_pages, chunk_tokens), so two sweeps of one
+  method coexist in one build and one warehouse as two methods, each row saying which.
 - justified, justified_cot, justified_quest, justified_cot_quest: QUEST-LOFT justified QA
   (seed 002 §3.5, App. C.3): a JSON answer with candidates, evidence and judgments; `_cot` asks
   for notes first, `_quest` adds the QUEST-specific instruction. One call.
@@ -58,6 +61,7 @@ if TYPE_CHECKING:
     from loft_warehouse.design import Design
 
 RAG_SWEEP = (5, 10, 20, 40)
+REMINDER_PLACEMENTS = ("tags_only", "at_beginning", "before_answer")
 JUSTIFIED_VARIANTS = ("justified", "justified_cot", "justified_quest", "justified_cot_quest")
 
 
@@ -89,6 +93,7 @@ class Method:
     stages: tuple[Stage, ...]
     top_k: int | None = None
     reminders: bool = False
+    placement: str = "every"
     chunked: bool = False
     cot: bool = False
     quest: bool = False
@@ -99,6 +104,11 @@ class Method:
     @property
     def n_stages(self) -> int:
         return len(self.stages)
+
+    @property
+    def uses_interval(self) -> bool:
+        """Reminders come every `reprompt_every` tokens (or, at_beginning, as many as would)."""
+        return self.reminders and self.placement != "before_answer"
 
     @property
     def uses_pages(self) -> bool:
@@ -145,6 +155,16 @@ def _catalogue() -> dict[str, Method]:
             (Stage(1, f"{PACKAGE}.stage1:render_cic"),),
         ),
         Method("reprompt", frozenset({"rag", "rr"}), (Stage(1, f"{PACKAGE}.paginated:render_qa"),), reminders=True),
+        *(
+            Method(
+                f"reprompt_{placement}",
+                frozenset({"rag", "rr"}),
+                (Stage(1, f"{PACKAGE}.paginated:render_qa"),),
+                reminders=True,
+                placement=placement,
+            )
+            for placement in REMINDER_PLACEMENTS
+        ),
         Method("icr", frozenset({"rag", "rr"}), _PAGES),
         Method("r_and_r", frozenset({"rag", "rr"}), _PAGES, reminders=True),
         Method("chunked_icr", frozenset({"rag", "rr"}), _PAGES, chunked=True),
@@ -163,7 +183,9 @@ METHODS: dict[str, Method] = _catalogue()
 _RAG_TOP = re.compile(
     r"rag_top([1-9][0-9]*)(?:_(justified(?:_cot)?(?:_quest)?(?:_verify)?|verify(?:_cot)?(?:_quest)?))?$"
 )
-_WITH_SETTINGS = re.compile(r"(reprompt|icr|r_and_r|chunked_icr|chunked_r_and_r)((?:_[rkc][1-9][0-9]*)+)")
+_WITH_SETTINGS = re.compile(
+    r"(reprompt(?:_tags_only|_at_beginning)?|icr|r_and_r|chunked_icr|chunked_r_and_r)((?:_[rkc][1-9][0-9]*)+)"
+)
 _SETTING = re.compile(r"_([rkc])([1-9][0-9]*)")
 
 
@@ -171,7 +193,7 @@ def with_settings(base: Method, suffix: str) -> Method:
     """`base` with the sweep settings its name's suffix gives (see the module docstring)."""
     values: dict[str, int] = {}
     for letter, number in _SETTING.findall(suffix):
-        allowed = {"r": base.reminders, "k": base.uses_pages, "c": base.chunked}[letter]
+        allowed = {"r": base.uses_interval, "k": base.uses_pages, "c": base.chunked}[letter]
         if not allowed:
             raise ConfigurationError(f"method {base.name}{suffix!s}: {base.name} takes no _{letter} setting")
         if letter in values:
@@ -217,7 +239,8 @@ def method(name: str) -> Method:
     raise ConfigurationError(
         f"unknown method {name!r}; known: all, {', '.join(METHODS)}, rag_top{{k}}, "
         "rag_top{k}_justified[_cot][_quest][_verify], rag_top{k}_verify[_cot][_quest], "
-        "and reprompt, icr, r_and_r, chunked_icr, chunked_r_and_r with settings "
+        "and reprompt, reprompt_tags_only, reprompt_at_beginning, icr, r_and_r, chunked_icr, chunked_r_and_r "
+        "with settings "
         "(_r{tokens}, _k{pages}, _c{tokens})"
     )
 

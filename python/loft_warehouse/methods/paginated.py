@@ -3,11 +3,11 @@
 A document is a sequence of `<PAGE p>` blocks separated by blank lines; page p is the document
 at position p - 1 of the prompt's arrangement (so pages map back to pids through prompt_doc_ids).
 Reprompting puts an instructions reminder (with the question) between pages every
-`reprompt_every` content tokens. The prompts open with the instructions and the question (the
-row's `head`) and close with them again (`suffix`); the pages in between are stored once and
-shared: as the prefix when no reminder interrupts them (a LOFT corpus read by every query), as
-runs of pages between this question's reminders, or one segment per page when the document is
-the question's own (the R&R study datasets).
+`reprompt_every` content tokens (or where the method places it, R&R Table 6). The prompts open
+with the instructions and the question (the row's `head`) and close with them again (`suffix`);
+the pages in between are stored once and shared: as the prefix when no reminder interrupts them
+(a LOFT corpus read by every query), as runs of pages between this question's reminders, or one
+segment per page when the document is the question's own (the R&R study datasets).
 
 - render_qa: the Baseline / Reprompt prompt (answer the question from the document).
 - render_icr: ICR phase 1 (identify up to k pages), with R&R's reminders, or one call per chunk.
@@ -92,6 +92,25 @@ def _blocks(pages: Sequence[Page], reminder: str | None, every: int) -> list[lis
     return runs
 
 
+def _placed(
+    pages: Sequence[Page], reminder: str | None, method: Method, design: Design, gold: set[str]
+) -> list[list[str]]:
+    """Runs of page texts with a reminder between runs, where the method places them (R&R
+    Table 6): every interval; as many, all before the first page (at_beginning); right before
+    each gold page (before_answer)."""
+    if method.placement == "before_answer":
+        runs: list[list[str]] = [[]]
+        for page in pages:
+            if page.doc.pid in gold:
+                runs.append([])
+            runs[-1].append(page.text)
+        return runs
+    runs = _blocks(pages, reminder, method.every(design))
+    if method.placement == "at_beginning":
+        return [[] for _ in runs[1:]] + [[page.text for page in pages]]
+    return runs
+
+
 @dataclass(frozen=True)
 class _Parts:
     """A prompt as stored: head, prefix, segments, suffix (and where each page's text starts)."""
@@ -126,7 +145,7 @@ def _assemble(opening: str, closing: str, runs: list[list[str]], reminder: str |
             at += 1
         parts.append("".join(texts[at : at + len(run)]))
         at += len(run)
-    return _Parts(opening, parts[0], tuple(parts[1:]), suffix)
+    return _Parts(opening, parts[0], tuple(part for part in parts[1:] if part), suffix)
 
 
 def _row(collection: Collection, query: Query, parts: _Parts, pages: Sequence[Page], call_index: int = 0) -> PromptRow:
@@ -184,12 +203,19 @@ def render_qa(collection: Collection, variant: Variant, method: Method, design: 
     for query in single_turn(collection):
         question = query.turns[0].text
         opening, closing = split_at("rr_qa", "document", question=question, format_instructions=fmt)
-        reminder = (
-            template("rr_qa_reminder").format(question=question, format_instructions=fmt) if method.reminders else None
-        )
-        runs = _blocks(pages, reminder, method.every(design))
+        reminder = _qa_reminder(method, question, fmt)
+        runs = _placed(pages, reminder, method, design, set(query.turns[0].gold_pids))
         rows.append(_row(collection, query, _assemble(opening, closing, runs, reminder, own), pages))
     return _rendered(rows, pages, method.name)
+
+
+def _qa_reminder(method: Method, question: str, fmt: str) -> str | None:
+    """The QA reminder block: with the question, or (tags_only) alluding to the instructions."""
+    if not method.reminders:
+        return None
+    if method.placement == "tags_only":
+        return template("rr_qa_reminder_tags")
+    return template("rr_qa_reminder").format(question=question, format_instructions=fmt)
 
 
 def _chunks(pages: Sequence[Page], tokens: int) -> list[list[Page]]:
