@@ -1173,3 +1173,581 @@ final as (
 
 select * from final
 {% endmacro %}
+
+
+{#
+  rr_costs: R&R Table 3 (seed 001: LLM calls m and mean input and output tokens per question of
+  chunkwise ICR and chunkwise R&R by chunk size c at d = 80k, GPT-4 Turbo; seeds/paper_rr_costs.csv):
+  one row per paper cell (c, method, measure) and run (size, source, system), filled by the arm
+  of the method family with that chunk size over every R&R dataset's test questions at d = 80k.
+  A question's calls are its responses that made a request, every stage counted (chunks, then
+  the final QA call); its input tokens are what the provider reported for them, or, when any
+  call reported none, the warehouse's own count of the prompts sent (n_tokens_total,
+  SentencePiece; n_counted_by_warehouse says how many); its output tokens only as reported.
+#}
+{% macro scoring_rr_costs(responses=none, prompt_tokens=none, variants=none, arms=none, paper=none, datasets=none,
+                          seed=none, size=none) %}
+{%- set responses = responses or loft_ref('responses') -%}
+{%- set variants = variants or loft_ref('prompt_variants') -%}
+{%- set arms = arms or loft_ref('arms') -%}
+{%- set paper = paper or loft_ref('paper_rr_costs') -%}
+{%- set datasets = datasets or loft_ref('stg_datasets') -%}
+{%- set seed = seed if seed is not none else var('seed', 20240612) -%}
+{%- set size = size or (loft_size() | trim) -%}
+{%- set keys = ['size', 'source', 'system', 'method', 'method_family', 'chunk_tokens', 'task', 'document_tokens',
+                'measure'] -%}
+with
+
+paper as (
+    select
+        paper_table::bigint as paper_table,
+        task::varchar as task,
+        document_tokens::bigint as document_tokens,
+        chunk_tokens::bigint as chunk_tokens,
+        row_order::bigint as row_order,
+        method::varchar as method,
+        paper_column::varchar as paper_column,
+        column_order::bigint as column_order,
+        measure::varchar as measure,
+        value::double as paper_gpt4_turbo,
+        source::varchar as paper_source
+    from {{ paper }}
+),
+
+sent_tokens as (
+    {% if prompt_tokens %}
+    select * from {{ prompt_tokens }}
+    {% else %}
+    select 1 as stage, null::varchar as system, prompt_id, n_tokens_total from {{ loft_ref('prompts') }}
+    union all
+    select 2 as stage, system, prompt_id, n_tokens_total from {{ loft_ref('int_stage2_prompts') }}
+    union all
+    select 3 as stage, system, prompt_id, n_tokens_total from {{ loft_ref('int_stage3_prompts') }}
+    {% endif %}
+),
+
+calls as (
+    select
+        responses.source,
+        responses.system,
+        responses.method,
+        responses.task,
+        responses.dataset,
+        responses.variant,
+        responses.qid,
+        responses.turn,
+        responses.input_tokens,
+        responses.output_tokens,
+        sent_tokens.n_tokens_total
+    from {{ responses }} as responses
+    left join sent_tokens
+        on sent_tokens.stage = responses.stage
+        and sent_tokens.prompt_id = responses.prompt_id
+        and (sent_tokens.system is null or sent_tokens.system = responses.system)
+    where responses.task = 'rr' and responses.split = 'test' and responses.request_key is not null
+),
+
+questions as (
+    select
+        source,
+        system,
+        method,
+        task,
+        dataset,
+        variant,
+        qid,
+        turn,
+        count(*) as n_calls,
+        case when count(input_tokens) = count(*) then sum(input_tokens) end as reported_input_tokens,
+        sum(n_tokens_total) as counted_input_tokens,
+        case when count(output_tokens) = count(*) then sum(output_tokens) end as reported_output_tokens
+    from calls
+    group by all
+),
+
+settings as (
+    select
+        questions.*,
+        try_cast(regexp_extract(variants.experiment, '^rr_d([0-9]+)$', 1) as bigint) as document_tokens,
+        arms.method_family,
+        arms.chunk_tokens
+    from questions
+    inner join {{ variants }} as variants using (task, dataset, variant)
+    inner join {{ arms }} as arms using (task, dataset, variant, method)
+    where regexp_full_match(variants.experiment, 'rr_d[0-9]+')
+),
+
+measured as (
+    select
+        '{{ size }}' as size,
+        * exclude (measures),
+        measures.measure,
+        measures.value::double as value,
+        measures.by_warehouse
+    from settings
+    cross join unnest([
+        {'measure': 'calls', 'value': n_calls, 'by_warehouse': false},
+        {
+            'measure': 'input_tokens',
+            'value': coalesce(reported_input_tokens, counted_input_tokens),
+            'by_warehouse': reported_input_tokens is null
+        },
+        {'measure': 'output_tokens', 'value': reported_output_tokens, 'by_warehouse': false}
+    ]) as m(measures)
+    where measures.value is not null
+),
+
+cells as (
+    {{ scoring_means('measured', keys, ['count(*) filter (where by_warehouse) as n_counted_by_warehouse'], seed) }}
+),
+
+runs as (
+    select distinct '{{ size }}' as size, source, system from settings
+),
+
+run_cells as (
+    {{ scoring_cells_per_run(['size', 'source', 'system'], size) }}
+),
+
+built as (
+    select count(*) as n from {{ datasets }} where task = 'rr'
+),
+
+final as (
+    select
+        run_cells.paper_table,
+        run_cells.size,
+        run_cells.task,
+        run_cells.document_tokens,
+        run_cells.chunk_tokens,
+        run_cells.row_order,
+        run_cells.method,
+        run_cells.paper_column,
+        run_cells.column_order,
+        run_cells.measure,
+        run_cells.source,
+        run_cells.system,
+        cell.method as run_method,
+        coalesce(cell.n, 0) as n,
+        coalesce(cell.n_counted_by_warehouse, 0) as n_counted_by_warehouse,
+        cell.mean::double as mean,
+        cell.ci_low,
+        cell.ci_high,
+        cell.ci_method,
+        run_cells.paper_gpt4_turbo,
+        run_cells.paper_source,
+        case
+            when cell.n is not null then null
+            when (select n from built) = 0
+                then 'not built: no rr dataset is in this build (not in the data dir at this size, or not selected by datasets)'
+            when run_cells.system is null then 'no run at this size'
+            when run_cells.measure = 'output_tokens' and exists (
+                select 1 from cells as other
+                where other.source = run_cells.source and other.system = run_cells.system
+                    and other.method_family = run_cells.method and other.chunk_tokens = run_cells.chunk_tokens
+                    and other.document_tokens = run_cells.document_tokens
+            ) then 'not reported: the provider gave no output token counts'
+            else 'not built: no ' || run_cells.method || ' arm with chunk_tokens = ' || run_cells.chunk_tokens
+                || ' at d = ' || run_cells.document_tokens || ' (methods, e.g. ' || run_cells.method || '_c'
+                || run_cells.chunk_tokens || '; rr_lengths; d must fit the size)'
+        end as reason
+    from run_cells
+    left join cells as cell
+        on cell.size = run_cells.size
+        and cell.source = run_cells.source
+        and cell.system = run_cells.system
+        and cell.method_family = run_cells.method
+        and cell.chunk_tokens = run_cells.chunk_tokens
+        and cell.task = run_cells.task
+        and cell.document_tokens = run_cells.document_tokens
+        and cell.measure = run_cells.measure
+)
+
+select * from final
+{% endmacro %}
+
+
+{#
+  rr_pages: R&R Table 4 (seed 001 §5, Page retrieval: fuzzy match of direct document QA and exact
+  match of the most relevant page, GPT-4 Turbo at d = 40k; seeds/paper_rr_pages.csv), with a row
+  for every R&R dataset of the build besides the paper's SQuAD and PubMed (paper values null):
+  Answer is the cic arm's fuzzy match (this warehouse's R&R QA prompt asks for the answer only, as
+  Table 4's does), Page the share of test questions whose first page named by an ICR arm (stage
+  1, any k) is a gold page, each averaged over the answer positions x, with n and the 95%
+  interval. Cells nothing filled keep their row with the reason.
+#}
+{% macro scoring_rr_pages(scores=none, stage_retrieval=none, variants=none, arms=none, paper=none, datasets=none,
+                          seed=none, size=none) %}
+{%- set scores = scores or loft_ref('scores') -%}
+{%- set stage_retrieval = stage_retrieval or loft_ref('stage_retrieval') -%}
+{%- set variants = variants or loft_ref('prompt_variants') -%}
+{%- set arms = arms or loft_ref('arms') -%}
+{%- set paper = paper or loft_ref('paper_rr_pages') -%}
+{%- set datasets = datasets or loft_ref('stg_datasets') -%}
+{%- set seed = seed if seed is not none else var('seed', 20240612) -%}
+{%- set size = size or (loft_size() | trim) -%}
+{%- set keys = ['size', 'source', 'system', 'method', 'task', 'dataset', 'document_tokens'] -%}
+with
+
+printed as (
+    select
+        paper_table::bigint as paper_table,
+        task::varchar as task,
+        dataset::varchar as dataset,
+        paper_dataset::varchar as paper_dataset,
+        row_order::bigint as row_order,
+        document_tokens::bigint as document_tokens,
+        method::varchar as method,
+        paper_column::varchar as paper_column,
+        column_order::bigint as column_order,
+        metric::varchar as metric,
+        value::double as paper_gpt4_turbo,
+        source::varchar as paper_source
+    from {{ paper }}
+),
+
+built as (
+    select distinct task, dataset from {{ datasets }}
+),
+
+unprinted as (
+    select
+        4 as paper_table,
+        built.task,
+        built.dataset,
+        built.dataset as paper_dataset,
+        (select max(row_order) from printed) + dense_rank() over (order by built.dataset) as row_order,
+        40000 as document_tokens,
+        columns.*,
+        null::double as paper_gpt4_turbo,
+        null::varchar as paper_source
+    from built
+    cross join (select distinct method, paper_column, column_order, metric from printed) as columns
+    where built.task = 'rr' and built.dataset not in (select dataset from printed)
+),
+
+paper as (
+    select * from printed
+    union all by name
+    select * from unprinted
+),
+
+answer_cells as (
+    select * exclude (method_family), method_family
+    from ({{ scoring_rr_cells(scores, variants, arms, seed) }})
+    where method_family = 'cic'
+),
+
+page_turns as (
+    select
+        '{{ size }}' as size,
+        retrieval.source,
+        retrieval.system,
+        retrieval.method,
+        retrieval.task,
+        retrieval.dataset,
+        try_cast(regexp_extract(variants.experiment, '^rr_d([0-9]+)$', 1) as bigint) as document_tokens,
+        not retrieval.is_answered as is_unanswered,
+        coalesce(retrieval.is_answered and list_contains(retrieval.gold_pids, retrieval.retrieved_pids[1]), false)::double
+            as value
+    from {{ stage_retrieval }} as retrieval
+    inner join {{ variants }} as variants using (task, dataset, variant)
+    where retrieval.task = 'rr' and retrieval.split = 'test' and retrieval.stage = 1 and retrieval.id_kind = 'pages'
+        and retrieval.n_gold > 0 and regexp_full_match(variants.experiment, 'rr_d[0-9]+')
+        and regexp_replace(retrieval.method, '(_[rkc][1-9][0-9]*)+$', '') = 'icr'
+),
+
+page_cells as (
+    select *, 'icr' as method_family
+    from ({{ scoring_means('page_turns', keys, ['count(*) filter (where is_unanswered) as n_unanswered'], seed) }})
+),
+
+cells as (
+    select * from answer_cells
+    union all by name
+    select * from page_cells
+),
+
+runs as (
+    select distinct size, source, system from cells where n_unanswered < n
+),
+
+run_cells as (
+    {{ scoring_cells_per_run(['size', 'source', 'system'], size) }}
+),
+
+final as (
+    select
+        run_cells.paper_table,
+        run_cells.size,
+        run_cells.task,
+        run_cells.dataset,
+        run_cells.paper_dataset,
+        run_cells.row_order,
+        run_cells.document_tokens,
+        run_cells.method,
+        run_cells.paper_column,
+        run_cells.column_order,
+        run_cells.metric,
+        run_cells.source,
+        run_cells.system,
+        cell.method as run_method,
+        {{ scoring_answered_statistics('cell') }},
+        run_cells.paper_gpt4_turbo,
+        run_cells.paper_source,
+        {{ scoring_rr_reason(
+            "'not built: no ' || run_cells.method || ' arm at d = ' || run_cells.document_tokens
+                || ' (methods: ' || run_cells.method || '; rr_lengths; d must fit the size)'"
+        ) }} as reason
+    {{ scoring_rr_cell_joins() }}
+)
+
+select * from final
+{% endmacro %}
+
+
+{#
+  quest_loft_retrieval: QUEST-LOFT Tables 6-8 (seed 002 App. A, retrieval evaluation; Gemini 1.5
+  Pro and Flash on QUEST-LOFT-128K-Revised, Pro on Simple28; seeds/paper_quest_loft.csv). Each
+  answer stage is read as a ranked list of entities (pages: documents are matched by their
+  LOFT-normalised title, so passages of one page count once): an answer list's answers (CiC and
+  RAG baselines), a justified answer's answer_doc_ids (through stage_retrieval; the Justified
+  rows are filled by the justified stage of the *_verify methods too), bm25's top k (rag_top{k}
+  stage 1, in the paper's Embedding-based retrieval row: bm25 is this warehouse's retriever, as
+  in every RAG row; it sees only its k documents, so Recall@100 needs rag_top100) and the
+  corpus's first documents (Naive retrieval: source corpus, system first_k_documents). Against the gold
+  version's MATCH answers of each rag/quest test query: recall@K (share of gold entities in the
+  first K) and MRecall@K (1 when the first K hold every gold entity, or at least K of them), for
+  K = 3, 20, 40, 100; a query with no MATCH answer is left out; an unanswered stage retrieved
+  nothing. One row per paper cell and run, with n and the 95% interval, the paper's value beside.
+#}
+{% macro scoring_quest_loft_retrieval(predictions=none, stage_retrieval=none, corpus=none, queries=none,
+                                      adjudications=none, paper=none, datasets=none, seed=none, size=none) %}
+{%- set predictions = predictions or loft_ref('predictions') -%}
+{%- set stage_retrieval = stage_retrieval or loft_ref('stage_retrieval') -%}
+{%- set corpus = corpus or loft_ref('corpus') -%}
+{%- set queries = queries or loft_ref('queries') -%}
+{%- set adjudications = adjudications or loft_ref('stg_gold_adjudications') -%}
+{%- set paper = paper or loft_ref('paper_quest_loft') -%}
+{%- set datasets = datasets or loft_ref('stg_datasets') -%}
+{%- set seed = seed if seed is not none else var('seed', 20240612) -%}
+{%- set size = size or (loft_size() | trim) -%}
+{%- set ks = [3, 20, 40, 100] -%}
+{%- set key = ['source', 'system', 'method', 'stage', 'corpus_id', 'variant', 'split', 'qid', 'turn'] -%}
+{%- set justified = "justified(_cot)?(_quest)?(_verify)?" -%}
+with
+
+paper as (
+    select
+        paper_table::bigint as paper_table,
+        model::varchar as paper_model,
+        question_set::varchar as question_set,
+        row_order::bigint as row_order,
+        paper_method::varchar as paper_method,
+        method_pattern::varchar as method_pattern,
+        column_order::bigint as column_order,
+        paper_column::varchar as paper_column,
+        metric::varchar as metric,
+        value::double as paper_value,
+        source::varchar as paper_source
+    from {{ paper }}
+    where paper_table in (6, 7, 8)
+),
+
+titles as (
+    select corpus_id, pid, loft_normalize(title) as entity, doc_id
+    from {{ corpus }}
+    where task = 'rag' and dataset = 'quest'
+),
+
+{# Answer lists (CiC and RAG baselines): their answers, in order, are the entities. #}
+answer_lists as (
+    select
+        {{ key | join(', ') }},
+        is_answered,
+        list_transform(coalesce(answer_strict, []::varchar[]), lambda a: loft_normalize(a)) as items
+    from {{ predictions }}
+    where task = 'rag' and dataset = 'quest'
+        and ((method = 'cic' and stage = 1) or (stage = 2 and regexp_full_match(method, 'rag_top[0-9]+')))
+),
+
+{# Stages that name documents: a justified answer's answer_doc_ids, bm25's top k. #}
+document_lists as (
+    select
+        retrieval.{{ key | join(', retrieval.') }},
+        retrieval.is_answered,
+        retrieval.retrieved_pids as pids
+    from {{ stage_retrieval }} as retrieval
+    where retrieval.task = 'rag' and retrieval.dataset = 'quest' and retrieval.id_kind = 'shown'
+        and (
+            (retrieval.stage = 1 and regexp_full_match(retrieval.method, '{{ justified }}'))
+            or (retrieval.stage = 2 and regexp_full_match(retrieval.method, 'rag_top[0-9]+_{{ justified }}'))
+            or (retrieval.stage = 1 and regexp_matches(retrieval.method, '^rag_top[0-9]+'))
+        )
+),
+
+document_entities as (
+    select
+        document_lists.{{ key | join(', document_lists.') }},
+        any_value(document_lists.is_answered) as is_answered,
+        coalesce(
+            list(titles.entity order by ranked.rank) filter (where titles.entity is not null), []::varchar[]
+        ) as items
+    from document_lists
+    left join (
+        select {{ key | join(', ') }}, unnest(pids) as pid, generate_subscripts(pids, 1) as rank
+        from document_lists
+    ) as ranked using ({{ key | join(', ') }})
+    left join titles on titles.corpus_id = document_lists.corpus_id and titles.pid = ranked.pid
+    group by all
+),
+
+ranked_lists as (
+    select
+        *,
+        case
+            when method = 'cic' then 'cic'
+            when stage = 1 and regexp_full_match(method, '{{ justified }}') then regexp_replace(method, '_verify$', '')
+            when stage = 1 then 'bm25'
+            else regexp_replace(regexp_replace(method, '^rag_top[0-9]+', 'rag_top{k}'), '_verify$', '')
+        end as method_pattern
+    from (
+        select * from answer_lists
+        union all by name
+        select * from document_entities
+    )
+),
+
+naive as (
+    select
+        'corpus' as source,
+        'first_k_documents' as system,
+        'naive' as method,
+        0 as stage,
+        queries.corpus_id,
+        'default' as variant,
+        queries.split,
+        queries.qid,
+        queries.turn,
+        true as is_answered,
+        'naive' as method_pattern,
+        corpus_order.items
+    from {{ queries }} as queries
+    inner join (
+        select corpus_id, list(entity order by doc_id)[1:{{ ks | max }}] as items
+        from titles
+        group by corpus_id
+    ) as corpus_order using (corpus_id)
+    where queries.task = 'rag' and queries.dataset = 'quest'
+),
+
+verdicts as ({{ scoring_gold_verdicts(adjudications) }}),
+
+judged as (
+    select
+        '{{ size }}' as size,
+        lists.* exclude (items),
+        case verdicts.gold_version when 'quest_loft_revised' then 'revised' when 'quest_loft_simple28' then 'simple28'
+        end as question_set,
+        verdicts.gold_set,
+        list_filter(lists.items, lambda e, i: e <> '' and list_position(lists.items, e) = i) as ranked
+    from (select * from ranked_lists union all by name select * from naive) as lists
+    inner join {{ queries }} as queries
+        on queries.task = 'rag' and queries.dataset = 'quest' and queries.qid = lists.qid and queries.turn = lists.turn
+    inner join verdicts
+        on verdicts.task = 'rag' and verdicts.dataset = 'quest'
+        and (verdicts.qid = lists.qid or verdicts.question_key = loft_normalize(queries.query_text))
+    where lists.split = 'test' and len(verdicts.gold_set) > 0
+),
+
+measured as (
+    select
+        judged.* exclude (gold_set, ranked),
+        measures.metric,
+        measures.value
+    from judged
+    cross join unnest([
+        {% for k in ks %}
+        {
+            'metric': 'mrecall_at_{{ k }}',
+            'value': (len(list_filter(gold_set, lambda g: list_contains(ranked[1:{{ k }}], g)))
+                      >= least({{ k }}, len(gold_set)))::double
+        },
+        {
+            'metric': 'recall_at_{{ k }}',
+            'value': len(list_filter(gold_set, lambda g: list_contains(ranked[1:{{ k }}], g))) / len(gold_set)
+        }{{ ',' if not loop.last }}
+        {% endfor %}
+    ]) as m(measures)
+),
+
+cells as (
+    {{ scoring_means(
+        'measured',
+        ['size', 'source', 'system', 'method', 'method_pattern', 'question_set', 'metric'],
+        ['count(*) filter (where not is_answered) as n_unanswered'],
+        seed
+    ) }}
+),
+
+runs as (
+    select distinct size, source, system, method, method_pattern, question_set from cells
+),
+
+run_cells as (
+    select runs.size, runs.source, runs.system, runs.method, paper.*
+    from paper
+    inner join runs on runs.question_set = paper.question_set and runs.method_pattern = paper.method_pattern
+    union all by name
+    select '{{ size }}' as size, null::varchar as source, null::varchar as system, null::varchar as method, paper.*
+    from paper
+    anti join runs on runs.question_set = paper.question_set and runs.method_pattern = paper.method_pattern
+),
+
+built as (
+    select distinct task, dataset from {{ datasets }} where task = 'rag' and dataset = 'quest'
+),
+
+final as (
+    select
+        run_cells.paper_table,
+        run_cells.paper_model,
+        run_cells.question_set,
+        run_cells.row_order,
+        run_cells.paper_method,
+        run_cells.method_pattern,
+        run_cells.column_order,
+        run_cells.paper_column,
+        run_cells.metric,
+        run_cells.size,
+        run_cells.source,
+        run_cells.system,
+        run_cells.method,
+        try_cast(nullif(regexp_extract(run_cells.method, '^rag_top([0-9]+)', 1), '') as bigint) as top_k,
+        coalesce(cell.n, 0) as n,
+        coalesce(cell.n_unanswered, 0) as n_unanswered,
+        cell.mean::double as mean,
+        cell.ci_low,
+        cell.ci_high,
+        cell.ci_method,
+        run_cells.paper_value,
+        run_cells.paper_source,
+        case
+            when cell.n is not null then null
+            when (select count(*) from built) = 0 then {{ scoring_not_in_build("'rag'", "'quest'") }}
+            else 'no run of this method on the rag/quest test queries that gold version quest_loft_'
+                || run_cells.question_set || ' adjudicates at this size'
+        end as reason
+    from run_cells
+    left join cells as cell
+        on cell.size = run_cells.size
+        and cell.source = run_cells.source
+        and cell.system = run_cells.system
+        and cell.method = run_cells.method
+        and cell.method_pattern = run_cells.method_pattern
+        and cell.question_set = run_cells.question_set
+        and cell.metric = run_cells.metric
+)
+
+select * from final
+{% endmacro %}

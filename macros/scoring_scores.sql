@@ -583,6 +583,25 @@ select *, 'conversation' as grain from conversations
 
 
 {#
+  Each adjudicated query's verdicts under each gold version: its MATCH answers (gold_set) and
+  DEBATABLE ones, LOFT-normalised; a query is named by qid, or by its normalised question
+  (question_key) when the verdicts give none.
+#}
+{% macro scoring_gold_verdicts(adjudications) %}
+select
+    gold_version,
+    task,
+    dataset,
+    qid,
+    case when qid is null then loft_normalize(question) end as question_key,
+    list_distinct(list(loft_normalize(answer)) filter (where rating = 'MATCH')) as gold_set,
+    coalesce(list_distinct(list(loft_normalize(answer)) filter (where rating = 'DEBATABLE')), []) as debatable
+from {{ adjudications }}
+group by all
+{% endmacro %}
+
+
+{#
   Adjudicated gold (rule 'revised'; stg_gold_adjudications): under each gold version, a RAG query
   the version adjudicates (by qid, or by its question after loft_normalize) has its MATCH answers
   as gold, and its DEBATABLE answers are removed from both gold and prediction; every other
@@ -595,18 +614,7 @@ select *, 'conversation' as grain from conversations
 {% macro scoring_adjudicated_scores(predictions, queries, adjudications) %}
 with
 
-verdicts as (
-    select
-        gold_version,
-        task,
-        dataset,
-        qid,
-        case when qid is null then loft_normalize(question) end as question_key,
-        list_distinct(list(loft_normalize(answer)) filter (where rating = 'MATCH')) as gold_set,
-        coalesce(list_distinct(list(loft_normalize(answer)) filter (where rating = 'DEBATABLE')), []) as debatable
-    from {{ adjudications }}
-    group by all
-),
+verdicts as ({{ scoring_gold_verdicts(adjudications) }}),
 
 base as (
     select

@@ -10,7 +10,12 @@ import pytest
 
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.providers.base import PermanentError, Request
-from loft_warehouse.inference.providers.planted import PlantedProvider, planted_decisions, planted_probability
+from loft_warehouse.inference.providers.planted import (
+    PlantedProvider,
+    planted_decisions,
+    planted_probability,
+    wrong_page,
+)
 from loft_warehouse.inference.systems import System, select
 from loft_warehouse.methods.parsing import parse_response
 from loft_warehouse.scoring.parse import parse_loft
@@ -105,7 +110,12 @@ def test_icr_pages_name_the_gold_pages_or_another() -> None:
     for row in rows:
         pages = parse_response(texts[row["prompt_id"]], "strict", "rag", "icr", 1).answers
         assert (pages == ["3", "7"]) == provider.decisions[row["prompt_id"]]
-        assert pages == ["3", "7"] or pages == ["1"]
+        assert pages == ["3", "7"] or pages == ["4"]  # wrong: the page after the first gold page
+
+
+def test_awrong_page_sits_beside_the_gold_page_inside_the_document() -> None:
+    assert [wrong_page(gold, 10) for gold in (["3"], ["10"], ["1", "2"], ["9", "10"], [])] == [4, 9, 3, 8, 1]
+    assert wrong_page(["5"], None) == 6
 
 
 def test_justified_answers_pass_the_strict_schema_and_cite_the_gold() -> None:
@@ -134,7 +144,7 @@ def test_verdicts_keep_gold_candidates_when_right() -> None:
 
 
 def test_prompts_without_their_gold_are_refused_with_the_reason() -> None:
-    row = {**_rows(1)[0], "task": "litm"}
+    row = {**_rows(1)[0], "gold": None}
     provider = PlantedProvider(_system(), pl.DataFrame([row]), None, "128k")
     with pytest.raises(PermanentError, match="planted answers prompts of"):
         provider.complete(_request(row))

@@ -265,6 +265,27 @@ def test_metrics_compare_the_methods_on_original_and_revised_gold(built: Path) -
     assert by[("justified", "loft")][0] == 3
 
 
+def test_retrieval_evaluation_of_the_entities_each_stage_names(built: Path) -> None:
+    """QUEST-LOFT Table 6 by hand on the revised gold (boston {Scarlet Letter}; finnish {Moomins,
+    Santa Claus}): cic names one title per question, justified cites boston's gold first and one
+    of finnish's two; the corpus's first 3 documents hold boston's gold, all 12 hold both."""
+    rows = query(
+        built,
+        "select paper_method, method, paper_column, n, mean from loft_128k.quest_loft_retrieval "
+        "where paper_table = 6 and paper_column in ('MRecall@3', 'Recall@20') and n > 0",
+    )
+    by = {(paper_method, method, column): (n, mean) for paper_method, method, column, n, mean in rows}
+    runs = [("CiC Baseline", "cic"), ("CiC Justified", "justified"), ("CiC Justified", "justified_verify"),
+            ("CiC Justified - QUEST", "justified_quest")]  # fmt: skip
+    for paper_method, method in runs:
+        assert by[(paper_method, method, "MRecall@3")] == (2, 0.5)
+        assert by[(paper_method, method, "Recall@20")] == (2, 0.75)
+    naive = "Naive retrieval (first K docs in corpus)"
+    assert (by[(naive, "naive", "MRecall@3")], by[(naive, "naive", "Recall@20")]) == ((2, 0.5), (2, 1.0))
+    # bm25's top 5 of the three-stage and verification methods fill the retriever's row
+    assert {m for p, m, _ in by if p == "Embedding-based retrieval"} == {"rag_top5_verify", "rag_top5_justified_verify"}
+
+
 def test_a_new_gold_version_rescores_the_stored_answers_without_a_call(built: Path, tmp_path: Path) -> None:
     """A team's adjudication file (qid-keyed: birds judged again, boston's A Case of Need now a
     MATCH) gives a second gold version beside quest_loft_revised: same stored answers, no call."""

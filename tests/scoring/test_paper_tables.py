@@ -426,6 +426,7 @@ def test_planted_example_curves_are_recovered(examples: duckdb.DuckDBPyConnectio
 # ---------------------------------------------------------------- QUEST-LOFT Tables 3-5
 
 QUEST_LOFT = PROJECT_ROOT / "seeds" / "paper_quest_loft.csv"
+QUEST_SEED = next((PROJECT_ROOT.parent / "shared" / "seeds").glob("002_*.txt"), None)
 # method -> (set_f1 of q0..q39: 1.0 for the first `full`, 0.5 for the rest; subspan_em right on the first `right`)
 PLANTED_QUEST = {"cic": (10, 12), "justified_cot": (30, 28), "rag_top40_justified": (36, 30)}
 # Simple28 questions scored by cic under quest_loft_simple28, and how many of them are right
@@ -468,7 +469,8 @@ def _quest_cell(con: duckdb.DuckDBPyConnection, table: int, paper_method: str, c
 def test_quest_loft_seed_as_printed() -> None:
     con = duckdb.connect()
     con.execute(f"create table paper as select * from read_csv('{QUEST_LOFT}', header = true, auto_detect = true)")
-    assert con.sql("select count(*) from paper").fetchone() == (318,)  # Tables 3-5: 270, Tables 9-11: 48
+    # Tables 3-5: 270, Tables 6-8: 3 x 12 rows x 4 columns, Tables 9-11: 48
+    assert con.sql("select count(*) from paper").fetchone() == (270 + 144 + 48,)
     methods = "select count(*), count(distinct paper_method) from paper where paper_table <= 5"
     assert con.sql(methods).fetchone() == (270, 18)
     # every one of the 18 methods is in the catalogue (the issue counted 8 that were not)
@@ -478,6 +480,18 @@ def test_quest_loft_seed_as_printed() -> None:
     assert con.execute(spot, [3, "RAG Justified QA", "F1"]).fetchone() == (0.81,)
     assert con.execute(spot, [4, "RAG + Verification + QUEST", "Recall"]).fetchone() == (0.98,)
     assert con.execute(spot, [5, "CiC Baseline", "Accuracy"]).fetchone() == (0.04,)
+    assert con.execute(spot, [6, "RAG Justified - QUEST", "MRecall@3"]).fetchone() == (0.79,)
+    assert con.execute(spot, [8, "Naive retrieval (first K docs in corpus)", "Recall@100"]).fetchone() == (0.43,)
+    if QUEST_SEED is not None:
+        printed = QUEST_SEED.read_text(encoding="utf-8")
+        rows = con.sql(
+            "select paper_table, paper_method, list(value order by column_order) from paper "
+            "where paper_table between 6 and 8 group by all order by paper_table, any_value(row_order)"
+        ).fetchall()
+        for table, method, values in rows:
+            line = method + " " + " ".join(f"{v:.2f}" for v in values)
+            table_text = printed.split(f"Table {table}: Retrieval evaluation")[0].rsplit("Method MRecall@3", 1)[1]
+            assert "\n" + line + "\n" in table_text, (table, line)
 
 
 def test_planted_quest_methods_are_recovered(quest: duckdb.DuckDBPyConnection) -> None:
@@ -515,6 +529,114 @@ def test_unfilled_quest_cells_say_why(quest: duckdb.DuckDBPyConnection) -> None:
     # the measured metric rows missing for a run that has others say so
     [precision] = _quest_cell(quest, 3, "CiC Baseline", "Precision")
     assert precision["reason"] == "no set_precision rows under rule revised for this run"
+
+
+# ---------------------------------------------------------------- QUEST-LOFT Tables 6-8
+
+# 40 revised questions, two gold entities each (titles G{q}a, G{q}b); the corpus holds them after
+# 150 other pages, page G{q}a as two passages. method -> (questions whose list starts with both
+# gold entities, whose list holds one gold entity after 25 others).
+PLANTED_RETRIEVAL = {"cic": (20, 10), "justified_verify": (30, 5), "rag_top40": (12, 0)}
+
+
+@pytest.fixture(scope="module")
+def quest_retrieval() -> duckdb.DuckDBPyConnection:
+    con = register(duckdb.connect())
+    con.execute("create table corpus (task varchar, dataset varchar, corpus_id varchar, doc_id bigint, pid varchar, "
+                "title varchar)")  # fmt: skip
+    titles = [f"Other {i}" for i in range(150)] + [t for q in range(40) for t in (f"G{q}a", f"G{q}a", f"G{q}b")]
+    con.executemany(
+        "insert into corpus values ('rag', 'quest', 'c', ?, ?, ?)", [(i, f"p{i}", t) for i, t in enumerate(titles)]
+    )
+    pid_of = {t: f"p{i}" for i, t in reversed(list(enumerate(titles)))}
+    con.execute("create table queries (task varchar, dataset varchar, corpus_id varchar, split varchar, qid varchar, "
+                "turn bigint, query_text varchar)")  # fmt: skip
+    questions = [(f"q{q}", f"which {q}?") for q in range(41)]
+    con.executemany("insert into queries values ('rag', 'quest', 'c', 'test', ?, 0, ?)", questions)
+    con.execute("create table adjudications (gold_version varchar, task varchar, dataset varchar, qid varchar, "
+                "question varchar, answer varchar, rating varchar)")  # fmt: skip
+    verdicts = [("quest_loft_revised", None, f"Which {q}?", f"g{q}{x}", "MATCH") for q in range(40) for x in "ab"]
+    verdicts += [("quest_loft_revised", "q40", None, None, "NONE")]  # no MATCH answer: left out
+    con.executemany("insert into adjudications values (?, 'rag', 'quest', ?, ?, ?, ?)", verdicts)
+
+    def ranked(q: int, method: str) -> list[str]:
+        both, one = PLANTED_RETRIEVAL[method]
+        if q < both:
+            return [f"G{q}a", f"G{q}b", "Other 1"]
+        if q < both + one:
+            return [f"Other {i}" for i in range(25)] + [f"G{q}b"]
+        return ["Other 3"]
+
+    con.execute("create table predictions (source varchar, system varchar, task varchar, dataset varchar, "
+                "method varchar, stage bigint, corpus_id varchar, variant varchar, split varchar, qid varchar, "
+                "turn bigint, is_answered boolean, answer_strict varchar[])")  # fmt: skip
+    con.execute("create table stage_retrieval (source varchar, system varchar, task varchar, dataset varchar, "
+                "method varchar, stage bigint, corpus_id varchar, variant varchar, split varchar, qid varchar, "
+                "turn bigint, id_kind varchar, is_answered boolean, retrieved_pids varchar[])")  # fmt: skip
+    for q in range(41):
+        key = ("planted", "planted", "rag", "quest")
+        where = ("c", "default", "test", f"q{q}", 0)
+        answered = q != 39
+        con.execute("insert into predictions values (?, ?, ?, ?, 'cic', 1, ?, ?, ?, ?, ?, ?, ?)",
+                    [*key, *where, answered, ranked(q, "cic") if answered else None])  # fmt: skip
+        con.execute("insert into predictions values (?, ?, ?, ?, 'rag_top40', 2, ?, ?, ?, ?, ?, true, ?)",
+                    [*key, *where, ranked(q, "rag_top40")])  # fmt: skip
+        # the justified stage names documents (answer_doc_ids; both passages of page a, which count
+        # once, so page b is still among the first 3 entities), bm25 its top documents
+        justified = [pid_of[t] for t in ranked(q, "justified_verify")]
+        if q < PLANTED_RETRIEVAL["justified_verify"][0]:
+            justified = [pid_of[f"G{q}a"], f"p{int(pid_of[f'G{q}a'][1:]) + 1}", pid_of["Other 1"], pid_of[f"G{q}b"]]
+        con.execute("insert into stage_retrieval values (?, ?, ?, ?, 'justified_verify', 1, ?, ?, ?, ?, ?, "
+                    "'shown', true, ?)", [*key, *where, justified])  # fmt: skip
+        bm25 = [pid_of.get(f"G{q}a", "p0")] + [f"p{i}" for i in range(60)] + [pid_of.get(f"G{q}b", "p0")]
+        con.execute("insert into stage_retrieval values (?, ?, ?, ?, 'rag_top40', 1, ?, ?, ?, ?, ?, 'shown', true, ?)",
+                    [*key, *where, bm25[:40]])  # fmt: skip
+    con.execute(f"create table paper as select * from read_csv('{QUEST_LOFT}', header = true, auto_detect = true)")
+    con.execute("create table datasets as select 'rag' as task, 'quest' as dataset")
+    sql = macros().scoring_quest_loft_retrieval(
+        predictions="predictions", stage_retrieval="stage_retrieval", corpus="corpus", queries="queries",
+        adjudications="adjudications", paper="paper", datasets="datasets", seed=SEED, size="128k",
+    )  # fmt: skip
+    con.execute(f"create table quest_retrieval as {sql}")
+    return con
+
+
+def test_planted_retrieval_of_cited_entities_is_recovered(quest_retrieval: duckdb.DuckDBPyConnection) -> None:
+    def cell(paper_method: str, column: str) -> dict[str, Any]:
+        relation = quest_retrieval.sql(
+            f"select * from quest_retrieval where paper_table = 6 and paper_method = '{paper_method}' "
+            f"and paper_column = '{column}'"
+        )
+        [row] = relation.fetchall()
+        return dict(zip(relation.columns, row, strict=True))
+
+    for paper_method, method in (("CiC Baseline", "cic"), ("CiC Justified", "justified_verify"),
+                                 ("RAG Baseline (RaR)", "rag_top40")):  # fmt: skip
+        both, one = PLANTED_RETRIEVAL[method]
+        unanswered = 1 if method == "cic" and both + one <= 39 else 0
+        partial = (both + one / 2) / 40
+        for column, planted in (("MRecall@3", both / 40), ("Recall@20", both / 40), ("Recall@40", partial),
+                                ("Recall@100", partial)):  # fmt: skip
+            found = cell(paper_method, column)
+            counts = (found["method"], found["n"], found["n_unanswered"], found["reason"])
+            assert counts == (method, 40, unanswered, None)
+            assert found["mean"] == pytest.approx(planted) and found["ci_low"] <= planted <= found["ci_high"]
+    # bm25 (the Embedding-based retrieval row) sees its 40 documents: gold a first, gold b beyond them
+    bm25 = cell("Embedding-based retrieval", "Recall@40")
+    assert (bm25["method"], bm25["top_k"], bm25["mean"]) == ("rag_top40", 40, 0.5)
+    assert cell("Embedding-based retrieval", "MRecall@3")["mean"] == 0.0
+    # Naive: the corpus's first 100 documents are other pages; the first gold page is 150 in
+    naive = cell("Naive retrieval (first K docs in corpus)", "Recall@100")
+    assert (naive["source"], naive["system"], naive["n"], naive["mean"]) == ("corpus", "first_k_documents", 40, 0.0)
+    assert (naive["paper_value"], naive["paper_model"]) == (0.39, "Gemini 1.5 Pro")
+    missing = cell("RAG Justified - CoT", "Recall@20")
+    assert (missing["n"], missing["reason"]) == (
+        0,
+        "no run of this method on the rag/quest test queries that gold version quest_loft_revised adjudicates at "
+        "this size",
+    )
+    simple28 = quest_retrieval.sql("select count(*), count(mean) from quest_retrieval where paper_table = 8")
+    assert simple28.fetchone() == (48, 0)
 
 
 # ---------------------------------------------------------------- R&R Table 1
@@ -940,3 +1062,164 @@ def test_task_curves_average_the_datasets_of_a_task() -> None:
     assert (large["previous_size"], large["n_datasets_compared"], large["n_common_with_previous"]) == ("32k", 1, 100)
     assert large["difference_from_previous"] == pytest.approx(-0.1)
     assert large["difference_ci_low"] == pytest.approx(-0.1 - z * 0.02)
+
+
+# ---------------------------------------------------------------- R&R Tables 3 and 4
+
+RR_COSTS = PROJECT_ROOT / "seeds" / "paper_rr_costs.csv"
+RR_PAGES = PROJECT_ROOT / "seeds" / "paper_rr_pages.csv"
+
+
+def test_rr_costs_and_pages_seeds_as_printed() -> None:
+    """Table 3 as the seed text flattens it (c, m, ICR, R&R, output; the last row's c printed
+    after its numbers) and Table 4's two rows."""
+    with open(RR_COSTS, encoding="utf-8", newline="") as handle:
+        costs = list(csv.DictReader(handle))
+    by_cell = {(int(r["chunk_tokens"]), r["method"], r["measure"]): int(r["value"]) for r in costs}
+    flat = "cm10k 9 82939 82939 322 20k 5 81503 81923 187 40k 3 80763 81334 119 2 80369 81041 80k 84"
+    if RR_SEED is not None:
+        assert flat in RR_SEED.read_text(encoding="utf-8")
+    rows = [(10000, 9, 82939, 82939, 322), (20000, 5, 81503, 81923, 187), (40000, 3, 80763, 81334, 119),
+            (80000, 2, 80369, 81041, 84)]  # fmt: skip
+    assert len(costs) == 24
+    for c, m, icr, rr, output in rows:
+        for method, tokens in (("chunked_icr", icr), ("chunked_r_and_r", rr)):
+            assert (by_cell[c, method, "calls"], by_cell[c, method, "input_tokens"]) == (m, tokens)
+            assert by_cell[c, method, "output_tokens"] == output
+    with open(RR_PAGES, encoding="utf-8", newline="") as handle:
+        pages = [(r["dataset"], r["paper_column"], float(r["printed_percent"])) for r in csv.DictReader(handle)]
+    assert pages == [("squad", "Answer", 53.6), ("squad", "Page", 87.6), ("pubmed", "Answer", 68.4),
+                     ("pubmed", "Page", 94.8)]  # fmt: skip
+    if RR_SEED is not None:
+        text = RR_SEED.read_text(encoding="utf-8")
+        assert "| SQ | 53.6 | 87.6 |" in text and "| PM | 68.4 | 94.8 |" in text
+
+
+def _rr_frame(con: duckdb.DuckDBPyConnection, arms: list[tuple[str, str, int | None]]) -> None:
+    """R&R variants at d = 40k and 80k for hotpotqa, and the given (method, family, chunk) arms."""
+    con.execute("create table variants (task varchar, dataset varchar, variant varchar, experiment varchar)")
+    variants = [(f"d{d}_x{x}", f"rr_d{d}") for d in (40000, 80000) for x in range(0, d, 10000)]
+    con.executemany("insert into variants values ('rr', 'hotpotqa', ?, ?)", variants)
+    con.execute("create table datasets as select 'rr' as task, 'hotpotqa' as dataset")
+    con.execute(
+        "create table arms (task varchar, dataset varchar, variant varchar, method varchar, method_family varchar, "
+        "reprompt_every bigint, icr_pages bigint, chunk_tokens bigint)"
+    )
+    con.executemany(
+        "insert into arms values ('rr', 'hotpotqa', ?, ?, ?, null, 5, ?)",
+        [(variant, method, family, chunk) for variant, _ in variants for method, family, chunk in arms],
+    )
+
+
+@pytest.fixture(scope="module")
+def costs() -> duckdb.DuckDBPyConnection:
+    """chunked_icr_c20000 at d = 80k: 4 chunks of about 1,000 counted tokens, then one QA call
+    of 300, the provider reporting input tokens (and output tokens) for half the questions."""
+    con = register(duckdb.connect())
+    _rr_frame(con, [("chunked_icr_c20000", "chunked_icr", 20000)])
+    con.execute(
+        "create table responses (source varchar, system varchar, prompt_id varchar, task varchar, dataset varchar, "
+        "variant varchar, method varchar, stage bigint, split varchar, qid varchar, turn bigint, call_index bigint, "
+        "request_key varchar, input_tokens bigint, output_tokens bigint)"
+    )
+    con.execute("create table sent (stage bigint, system varchar, prompt_id varchar, n_tokens_total bigint)")
+    responses, sent = [], []
+    for x in range(0, 80000, 10000):
+        for q in range(5):
+            reported = q % 2 == 0
+            calls = [(1, c, 1000 + 10 * c) for c in range(4)] + [(2, 0, 300)]
+            for stage, call, tokens in calls:
+                pid = f"p{x}-{q}-{stage}-{call}"
+                responses.append(("planted", "planted", pid, "rr", "hotpotqa", f"d80000_x{x}", "chunked_icr_c20000",
+                                  stage, "test", f"q{q}", 0, call, "k", tokens + 7 if reported else None,
+                                  20 if reported else None))  # fmt: skip
+                sent.append((stage, None if stage == 1 else "planted", pid, tokens))
+    # a skipped call made no request and is not counted
+    responses.append(("planted", "planted", "skipped", "rr", "hotpotqa", "d80000_x0", "chunked_icr_c20000", 2,
+                      "test", "q9", 0, 0, None, None, None))  # fmt: skip
+    con.executemany("insert into responses values (" + ", ".join(["?"] * 15) + ")", responses)
+    con.executemany("insert into sent values (?, ?, ?, ?)", sent)
+    con.execute(f"create table paper as select * from read_csv('{RR_COSTS}', header = true, auto_detect = true)")
+    sql = macros().scoring_rr_costs(
+        responses="responses", prompt_tokens="sent", variants="variants", arms="arms", paper="paper",
+        datasets="datasets", seed=SEED, size="128k",
+    )  # fmt: skip
+    con.execute(f"create table rr_costs as {sql}")
+    return con
+
+
+def test_rr_costs_counts_calls_and_tokens_per_question(costs: duckdb.DuckDBPyConnection) -> None:
+    cells = costs.sql(
+        "select measure, run_method, n, n_counted_by_warehouse, mean, ci_low, ci_high, reason from rr_costs "
+        "where method = 'chunked_icr' and chunk_tokens = 20000 order by column_order"
+    ).fetchall()
+    counted = 4 * 1000 + 60 + 300
+    assert cells[0] == ("calls", "chunked_icr_c20000", 40, 0, 5.0, 5.0, 5.0, None)
+    measure, _, n, by_warehouse, mean, low, high, _ = cells[1]
+    # 24 questions reported counted + 7 per call; 16 fell back to the warehouse's count
+    assert (measure, n, by_warehouse) == ("input_tokens", 40, 16)
+    assert mean == pytest.approx((24 * (counted + 5 * 7) + 16 * counted) / 40) and low <= mean <= high
+    assert cells[2][:5] == ("output_tokens", "chunked_icr_c20000", 24, 0, 100.0)
+    [why] = costs.sql(
+        "select reason from rr_costs where method = 'chunked_r_and_r' and chunk_tokens = 10000 and measure = 'calls'"
+    ).fetchall()
+    assert why == (
+        "not built: no chunked_r_and_r arm with chunk_tokens = 10000 at d = 80000 "
+        "(methods, e.g. chunked_r_and_r_c10000; rr_lengths; d must fit the size)",
+    )
+    assert costs.sql("select count(*) from rr_costs").fetchone() == (24,)
+
+
+@pytest.fixture(scope="module")
+def pages() -> duckdb.DuckDBPyConnection:
+    """At d = 40k: cic right on 24 of 40 questions; icr_k1 names a gold page first on 34 (two
+    unanswered), icr_k5 on 10."""
+    con = register(duckdb.connect())
+    _rr_frame(con, [("cic", "cic", None), ("icr_k1", "icr", None), ("icr_k5", "icr", None)])
+    rows = []
+    for i in range(40):
+        variant, qid = f"d40000_x{10000 * (i % 4)}", f"q{i // 4}"
+        rows.append({"system": "planted", "method": "cic", "task": "rr", "dataset": "hotpotqa", "variant": variant,
+                     "qid": qid, "metric": "rr_fuzzy_match", "value": 1.0 if i < 24 else 0.0})  # fmt: skip
+    scores_table(con, rows)
+    con.execute(
+        "create table stage_retrieval (source varchar, system varchar, method varchar, stage bigint, task varchar, "
+        "dataset varchar, variant varchar, split varchar, qid varchar, turn bigint, id_kind varchar, "
+        "is_answered boolean, retrieved_pids varchar[], gold_pids varchar[], n_gold bigint)"
+    )
+    retrieval = []
+    for method, right in (("icr_k1", 34), ("icr_k5", 10)):
+        for i in range(40):
+            answered = not (method == "icr_k1" and i >= 38)
+            first = ["g1"] if i < right else ["x", "g1"]
+            retrieval.append(("inference", "planted", method, 1, "rr", "hotpotqa", f"d40000_x{10000 * (i % 4)}",
+                              "test", f"q{i // 4}", 0, "pages", answered, first if answered else [], ["g1", "g2"],
+                              2))  # fmt: skip
+    con.executemany("insert into stage_retrieval values (" + ", ".join(["?"] * 15) + ")", retrieval)
+    con.execute(f"create table paper as select * from read_csv('{RR_PAGES}', header = true, auto_detect = true)")
+    sql = macros().scoring_rr_pages(
+        scores="scores", stage_retrieval="stage_retrieval", variants="variants", arms="arms", paper="paper",
+        datasets="datasets", seed=SEED, size="128k",
+    )  # fmt: skip
+    con.execute(f"create table rr_pages as {sql}")
+    return con
+
+
+def test_rr_pages_recovers_answer_and_page_accuracy(pages: duckdb.DuckDBPyConnection) -> None:
+    rows = pages.sql(
+        "select paper_dataset, row_order, paper_column, run_method, n, n_unanswered, mean, ci_low, ci_high, "
+        "paper_gpt4_turbo, reason from rr_pages where dataset = 'hotpotqa' order by column_order, run_method"
+    ).fetchall()
+    assert [r[:6] for r in rows] == [
+        ("hotpotqa", 3, "Answer", "cic", 40, 0),
+        ("hotpotqa", 3, "Page", "icr_k1", 40, 2),
+        ("hotpotqa", 3, "Page", "icr_k5", 40, 0),
+    ]
+    for row, planted in zip(rows, (24 / 40, 34 / 40, 10 / 40), strict=True):
+        assert row[6] == pytest.approx(planted) and row[7] <= planted <= row[8]
+        assert row[9:] == (None, None)
+    squad = pages.sql("select paper_column, paper_gpt4_turbo, reason from rr_pages where dataset = 'squad'").fetchall()
+    assert sorted(squad) == [
+        ("Answer", 0.536, "not built: rr/squad " + NOT_IN_BUILD),
+        ("Page", 0.876, "not built: rr/squad " + NOT_IN_BUILD),
+    ]

@@ -69,9 +69,9 @@ RESPONSE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 PROMPT_COLUMNS = (
     *PROMPT_KEY_SCHEMA, "prefix_id", "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total",
 )  # fmt: skip
-# Columns a prompt row keeps when it has them: the stage-2 system, and the gold and payload
-# (a verification call's candidate) the planted test system answers from.
-OPTIONAL_COLUMNS = ("system", "gold", "gold_shown_ids", "gold_depth", "payload")
+# Columns a prompt row keeps when it has them: the stage-2 system, and the gold, payload (a
+# verification call's candidate) and document count the planted test system answers from.
+OPTIONAL_COLUMNS = ("system", "gold", "gold_shown_ids", "gold_depth", "payload", "n_documents")
 OUTCOME_COLUMNS = (
     "request_key", "status", "raw_text", "finish_reason", "input_tokens", "cached_tokens", "output_tokens",
     "latency_s", "attempts", "error", "cost_usd", "created_at", "cache_write_tokens", "ttft_s", "batch_id",

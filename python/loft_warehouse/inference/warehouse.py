@@ -36,7 +36,7 @@ from loft_warehouse.model_tokens import rank_dir
 PROMPT_COLUMNS = (
     "prompt_id", "task", "dataset", "corpus_id", "variant", "method", "stage", "split", "qid", "turn", "call_index",
     "n_turns", "prefix_id", "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total", "system",
-    "prefix_text", "gold", "gold_shown_ids", "gold_depth", "payload",
+    "prefix_text", "gold", "gold_shown_ids", "gold_depth", "payload", "n_documents",
 )  # fmt: skip
 ESTIMATE_COLUMNS = (
     "prompt_id", "task", "dataset", "variant", "method", "stage", "split", "qid", "turn", "call_index", "prefix_id",

@@ -3,9 +3,10 @@
 It exists to prove the marts, never to be measured: it reads each prompt's gold and answers it
 in the answer format of the prompt's method and stage, or gives a wrong answer of the same shape:
 - an answer list (`Final Answer: [...]`): the gold shown IDs for retrieval, the gold answers for
-  RAG and ICL, the gold rows for SQL; wrong, one shown document or text outside the gold;
-- ICR pages (stage 1 of icr, r_and_r, chunked ICR): the gold pages the call shows; wrong, a page
-  outside them;
+  RAG, ICL and the positional studies (Lost in the Middle, R&R), the gold rows for SQL; wrong,
+  one shown document or text outside the gold;
+- ICR pages (stage 1 of icr, r_and_r, chunked ICR): the gold pages the call shows; wrong, the
+  page beside the first gold page (or, with none shown, the first page outside the gold);
 - a justified QA answer (QUEST-LOFT JSON, every field its strict schema needs): each gold answer
   as a candidate judged TRUE, citing the gold documents; wrong, one text outside the gold judged
   TRUE, citing a document outside the gold;
@@ -26,13 +27,13 @@ Whether a prompt is answered right follows the system's `options`:
 clamped to [0, 1]; the features are task, dataset, size, variant, method, split, stage and
 gold_shown (retrieval and RAG: whether the prompt shows a gold document). The draws are
 systematic within each group of prompts that share their features but depth and gold_shown
-(task, dataset, variant, method, stage, split): ordered by a seeded hash of
-the size and prompt id (so the draws of two sizes are independent), a prompt is right when the
-running sum of the group's probabilities crosses an integer, from a seeded offset. Each prompt
-is still right with exactly its probability, and each group has the floor or the ceiling of the
-sum of its probabilities right, so a mart cell that is one or more whole groups recovers its
-planted value to the count. Prompts without their gold (a task other than LOFT's four) are an
-error naming why. Its responses go to their own store, and it runs in a build of its own.
+(task, dataset, variant, method, stage, split): ordered by a seeded hash of the size and prompt
+id (so the draws of two sizes are independent), a prompt is right when the running sum of the
+group's probabilities crosses an integer, from a seeded offset. Each prompt is still right with
+exactly its probability, and each group has the floor or the ceiling of the sum of its
+probabilities right, so a mart cell that is one or more whole groups recovers its planted value
+to the count. Prompts without their gold are an error naming why. Its responses go to their own
+store, and it runs in a build of its own.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from loft_warehouse.scoring.normalize import normalize_answer
 
 GROUP = ("task", "dataset", "variant", "method", "stage", "split")
 FEATURES = ("task", "dataset", "size", "variant", "method", "split", "stage", "gold_shown")
-TASKS = frozenset({"retrieval", "rag", "icl", "sql"})
+TASKS = frozenset({"retrieval", "rag", "icl", "sql", "litm", "rr"})
 DOCUMENT_TASKS = frozenset({"retrieval", "rag"})
 # A wrong text answer is the first of these that holds no gold answer (a yes/no question's
 # "no" is a subspan of "none of these").
@@ -135,8 +136,7 @@ class PlantedProvider:
         gold = json.loads(row["gold_shown_ids"])
         if right and gold:
             return f"Final Answer: {gold!r}"
-        page = next(p for p in range(1, len(gold) + 2) if str(p) not in set(gold))
-        return f"Final Answer: {[str(page)]!r}"
+        return f"Final Answer: {[str(wrong_page(gold, row.get('n_documents')))]!r}"
 
     def _justified(self, row: dict[str, Any], right: bool) -> str:
         gold_ids = json.loads(row["gold_shown_ids"])
@@ -172,10 +172,23 @@ class PlantedProvider:
             text = self._pages(row, right)
         else:
             text = self._answers(row, right)
-        return Completion("ok", text, "stop", 0, 0, 0)
+        return Completion("ok", text, "stop")
 
     def close(self) -> None:
         self.decisions.clear()
+
+
+def wrong_page(gold: list[str], n_pages: int | None) -> int:
+    """A page beside the first gold page (after it, else before), so that two documents that
+    differ in where their answer sits get different wrong pages (and different phase-2 prompts,
+    which a store would otherwise answer once); without a gold page, the first non-gold page."""
+    numbers = sorted(int(g) for g in gold)
+    if numbers:
+        after = numbers[0] + 1
+        beside = after if (n_pages is None or after <= n_pages) and str(after) not in gold else numbers[0] - 1
+        if beside >= 1 and str(beside) not in gold:
+            return beside
+    return next(p for p in range(1, len(gold) + 2) if str(p) not in set(gold))
 
 
 def _candidate(answer: str, cited: list[str], judgment: str) -> dict[str, Any]:

@@ -1,0 +1,1 @@
+select * from {{ source('reference', 'paper_rr_pages') }}

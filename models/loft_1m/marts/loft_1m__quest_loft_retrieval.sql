@@ -1,0 +1,1 @@
+{{ scoring_quest_loft_retrieval() }}

@@ -1,0 +1,1 @@
+{{ scoring_rr_pages() }}
