@@ -622,19 +622,19 @@ quest_metrics as (
 ),
 
 runs as (
-    select distinct size, source, system, method, method_pattern, top_k, question_set
+    select distinct size, source, system, method, variant, method_pattern, top_k, question_set
     from quest_metrics
     where run_status in ('scored', 'pending') and question_set is not null
 ),
 
 run_cells as (
-    select runs.size, runs.source, runs.system, runs.method, runs.top_k, paper.*
+    select runs.size, runs.source, runs.system, runs.method, runs.variant, runs.top_k, paper.*
     from paper
     inner join runs on runs.method_pattern = paper.method_pattern and runs.question_set = paper.question_set
     union all by name
     select
         '{{ size }}' as size, null::varchar as source, null::varchar as system, null::varchar as method,
-        null::bigint as top_k, paper.*
+        null::varchar as variant, null::bigint as top_k, paper.*
     from paper
     anti join runs on runs.method_pattern = paper.method_pattern and runs.question_set = paper.question_set
 ),
@@ -658,6 +658,7 @@ final as (
         run_cells.source,
         run_cells.system,
         run_cells.method,
+        run_cells.variant,
         run_cells.top_k,
         {{ scoring_cell_statistics('cell') }},
         run_cells.paper_value,
@@ -679,6 +680,7 @@ final as (
         and cell.source = run_cells.source
         and cell.system = run_cells.system
         and cell.method = run_cells.method
+        and cell.variant = run_cells.variant
         and cell.metric = run_cells.metric
         and cell.question_set = run_cells.question_set
 )
@@ -1515,7 +1517,8 @@ select * from final
   rows are filled by the justified stage of the *_verify methods too), bm25's top k (rag_top{k}
   stage 1, in the paper's Embedding-based retrieval row: bm25 is this warehouse's retriever, as
   in every RAG row; it sees only its k documents, so Recall@100 needs rag_top100) and the
-  corpus's first documents (Naive retrieval: source corpus, system first_k_documents). Against the gold
+  corpus's first K pages (Naive retrieval: source corpus, system first_k_documents). Each run
+  is one row per prompt variant (QUEST-LOFT read the merged_pages corpus). Against the gold
   version's MATCH answers of each rag/quest test query: recall@K (share of gold entities in the
   first K) and MRecall@K (1 when the first K hold every gold entity, or at least K of them), for
   K = 3, 20, 40, 100; a query with no MATCH answer is left out; an unanswered stage retrieved
@@ -1634,8 +1637,8 @@ naive as (
         corpus_order.items
     from {{ queries }} as queries
     inner join (
-        select corpus_id, list(entity order by doc_id)[1:{{ ks | max }}] as items
-        from titles
+        select corpus_id, list(entity order by first_doc_id)[1:{{ ks | max }}] as items
+        from (select corpus_id, entity, min(doc_id) as first_doc_id from titles group by all)
         group by corpus_id
     ) as corpus_order using (corpus_id)
     where queries.task = 'rag' and queries.dataset = 'quest'
@@ -1684,22 +1687,24 @@ measured as (
 cells as (
     {{ scoring_means(
         'measured',
-        ['size', 'source', 'system', 'method', 'method_pattern', 'question_set', 'metric'],
+        ['size', 'source', 'system', 'method', 'variant', 'method_pattern', 'question_set', 'metric'],
         ['count(*) filter (where not is_answered) as n_unanswered'],
         seed
     ) }}
 ),
 
 runs as (
-    select distinct size, source, system, method, method_pattern, question_set from cells
+    select distinct size, source, system, method, variant, method_pattern, question_set from cells
 ),
 
 run_cells as (
-    select runs.size, runs.source, runs.system, runs.method, paper.*
+    select runs.size, runs.source, runs.system, runs.method, runs.variant, paper.*
     from paper
     inner join runs on runs.question_set = paper.question_set and runs.method_pattern = paper.method_pattern
     union all by name
-    select '{{ size }}' as size, null::varchar as source, null::varchar as system, null::varchar as method, paper.*
+    select
+        '{{ size }}' as size, null::varchar as source, null::varchar as system, null::varchar as method,
+        null::varchar as variant, paper.*
     from paper
     anti join runs on runs.question_set = paper.question_set and runs.method_pattern = paper.method_pattern
 ),
@@ -1723,6 +1728,7 @@ final as (
         run_cells.source,
         run_cells.system,
         run_cells.method,
+        run_cells.variant,
         try_cast(nullif(regexp_extract(run_cells.method, '^rag_top([0-9]+)', 1), '') as bigint) as top_k,
         coalesce(cell.n, 0) as n,
         coalesce(cell.n_unanswered, 0) as n_unanswered,
@@ -1744,6 +1750,7 @@ final as (
         and cell.source = run_cells.source
         and cell.system = run_cells.system
         and cell.method = run_cells.method
+        and cell.variant = run_cells.variant
         and cell.method_pattern = run_cells.method_pattern
         and cell.question_set = run_cells.question_set
         and cell.metric = run_cells.metric

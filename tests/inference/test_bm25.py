@@ -81,3 +81,40 @@ def test_bm25_indexes_title_and_text(tmp_path, store):
     queries = QUERIES.with_columns(pl.lit("felidae").alias("query_text"))
     provider = BM25Provider(system, CORPUS, DOC_IDS, queries)
     assert provider.rank(_prompt("q1")) == ["3"]
+
+
+def test_bm25_ranks_a_merged_page_by_all_its_passages(tmp_path):
+    """merged_pages shows page Cats under its first passage's pid: bm25 reads both passages."""
+    from loft_warehouse.inference.providers.bm25 import BM25Provider
+
+    corpus = pl.DataFrame(
+        {
+            "task": ["rag"] * 4,
+            "dataset": ["quest"] * 4,
+            "corpus_id": ["q"] * 4,
+            "doc_id": [0, 1, 2, 3],
+            "pid": ["cat-1", "dog-1", "cat-2", "sea-1"],
+            "title": ["Cats", "Dogs", "Cats", "Sea"],
+            "text": ["small felines", "dogs bark", "they purr loudly", "salty water"],
+        }
+    )
+    doc_ids = pl.DataFrame(
+        {
+            "task": ["rag"] * 7,
+            "dataset": ["quest"] * 7,
+            "corpus_id": ["q"] * 7,
+            "variant": ["default"] * 4 + ["merged_pages"] * 3,
+            "shown_id": ["0", "1", "2", "3", "0", "1", "2"],
+            "pid": ["cat-1", "dog-1", "cat-2", "sea-1", "cat-1", "dog-1", "sea-1"],
+        }
+    )
+    queries = pl.DataFrame(
+        {"task": ["rag"], "dataset": ["quest"], "corpus_id": ["q"], "qid": ["q1"], "turn": [0], "query_text": ["purr"]}
+    )
+    system = load_systems(
+        write_systems(tmp_path / "s.yaml", [{"name": "b", "provider": "bm25", "options": {"top_k": 1}}])
+    )["b"]
+    provider = BM25Provider(system, corpus, doc_ids, queries)
+    row = prompt_row("px", "q1", "purr\n", task="rag", dataset="quest", corpus_id="q")
+    assert provider.rank({**row, "variant": "default", "prompt_id": "default/q1"}) == ["2"]
+    assert provider.rank({**row, "variant": "merged_pages", "prompt_id": "merged/q1"}) == ["0"]

@@ -10,7 +10,7 @@ import pytest
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.prompts.inputs import Collection, Doc, Query, Turn, collections
 from loft_warehouse.prompts.render import render
-from loft_warehouse.prompts.variants import VARIANTS, alphanumeric_ids, arrange, resolve
+from loft_warehouse.prompts.variants import VARIANTS, alphanumeric_ids, arrange, for_variant, resolve
 from tests.prompts.expected import (
     HOTPOTQA_CORPUS,
     HOTPOTQA_EXAMPLES,
@@ -391,7 +391,7 @@ def test_resolve_names():
     assert [v.name for v in resolve(None)] == ["default"]
     assert [v.name for v in resolve("default, no_cot,no_cot")] == ["default", "no_cot"]
     assert [v.name for v in resolve(["few_shot_0", ""])] == ["few_shot_0"]
-    assert len(resolve(["all"])) == len(VARIANTS) == 39
+    assert len(resolve(["all"])) == len(VARIANTS) == 40
     with pytest.raises(ConfigurationError, match=r"unknown prompt variant\(s\) \['no_cott'\]"):
         resolve(["default", "no_cott"])
 
@@ -405,3 +405,50 @@ def test_closed_book_is_the_default_prompt_without_its_corpus(by_dataset):
     assert closed.shown == ()
     assert [(r.suffix, r.gold_json) for r in closed.rows] == [(r.suffix, r.gold_json) for r in default.rows]
     assert all(r.gold_positions == () and r.gold_anchor is None for r in closed.rows)
+
+
+def _paged() -> Collection:
+    """Three pages, two of them in two passages each (page A's second passage after page B)."""
+    docs = [
+        Doc("a1", "A starts.", "A", n_tokens=3),
+        Doc("b1", "B only.", "B", n_tokens=2),
+        Doc("a2", "A ends.", "A", n_tokens=4),
+        Doc("c1", "C starts.", "C", n_tokens=3),
+        Doc("c2", "C ends.", "C", n_tokens=3),
+    ]
+    test = Query("q1", "test", (Turn("which?", '["A", "C"]', ["A", "C"], ("a2", "c1", "c2")),))
+    shot = Query("f1", "few_shot", (Turn("which b?", '["B"]', ["B"], ("b1",)),))
+    return Collection("rag", "quest", "c", True, docs, [shot], [test])
+
+
+def test_merged_pages_is_one_document_per_page_with_gold_mapped_to_it():
+    merged = for_variant(_paged(), VARIANTS["merged_pages"])
+    assert [(d.pid, d.title, d.text, d.n_tokens) for d in merged.docs] == [
+        ("a1", "A", "A starts. A ends.", 7),
+        ("b1", "B", "B only.", 2),
+        ("c1", "C", "C starts. C ends.", 6),
+    ]
+    assert merged.evaluated[0].turns[0].gold_pids == ("a1", "c1")
+    assert merged.few_shot[0].turns[0].gold_pids == ("b1",)
+    assert for_variant(_paged(), VARIANTS["default"]).docs == _paged().docs
+
+
+def test_merged_pages_renders_one_corpus_line_per_page():
+    collection = for_variant(_paged(), VARIANTS["merged_pages"])
+    rendered = render(collection, VARIANTS["merged_pages"], seed=1)
+    corpus_lines = [line for line in rendered.prefix.splitlines() if line.startswith("ID: ")]
+    assert [line.split(" | ")[1:3] for line in corpus_lines] == [
+        ["TITLE: A", "CONTENT: A starts. A ends."],
+        ["TITLE: B", "CONTENT: B only."],
+        ["TITLE: C", "CONTENT: C starts. C ends."],
+    ]
+    [row] = rendered.rows
+    assert row.gold_shown_ids == ("0", "2")
+
+
+def test_merged_pages_applies_to_rag_datasets_with_titles():
+    merged = VARIANTS["merged_pages"]
+    assert merged.applies_to(_paged())
+    untitled = Collection("rag", "quest", "c", False, _paged().docs)
+    assert not merged.applies_to(untitled)
+    assert not merged.applies_to(Collection("retrieval", "nq", "c", True, _paged().docs))

@@ -38,6 +38,7 @@ PROMPT_COLUMNS = (
     "n_turns", "prefix_id", "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total", "system",
     "prefix_text", "gold", "gold_shown_ids", "gold_depth", "payload", "n_documents",
 )  # fmt: skip
+BM25_CORPUS_COLUMNS = ("task", "dataset", "corpus_id", "doc_id", "pid", "title", "text")
 ESTIMATE_COLUMNS = (
     "prompt_id", "task", "dataset", "variant", "method", "stage", "split", "qid", "turn", "call_index", "prefix_id",
     "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total", "n_documents",
@@ -241,7 +242,7 @@ def responses(
     inputs = runner.RunInputs(
         prompts=prompt_rows.drop("prefix_text", strict=False),
         prefixes=_prefix_texts(prefixes, prompt_rows),
-        corpus=project(corpus, ("task", "dataset", "corpus_id", "pid", "title", "text")) if uses_bm25 else None,
+        corpus=project(corpus, BM25_CORPUS_COLUMNS) if uses_bm25 else None,
         doc_ids=project(doc_ids, ("task", "dataset", "corpus_id", "variant", "shown_id", "pid")) if uses_bm25 else None,
         queries=project(queries, ("task", "dataset", "corpus_id", "qid", "turn", "query_text")) if uses_bm25 else None,
         segments=_segment_texts(segments, prompt_rows),

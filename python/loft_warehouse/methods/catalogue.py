@@ -61,6 +61,8 @@ if TYPE_CHECKING:
     from loft_warehouse.design import Design
 
 RAG_SWEEP = (5, 10, 20, 40)
+# The LOFT prompt variants every method runs on (the others are cic's ablations and sweeps).
+METHOD_VARIANTS = ("default", "merged_pages")
 REMINDER_PLACEMENTS = ("tags_only", "at_beginning", "before_answer")
 JUSTIFIED_VARIANTS = ("justified", "justified_cot", "justified_quest", "justified_cot_quest")
 
@@ -132,12 +134,13 @@ class Method:
 
     def applies_to(self, task: str, variant_family: str, variant_name: str) -> bool:
         """Whether stage 1 of this method is built for a (task, variant): on LOFT datasets only
-        with the default prompt variant, on the R&R datasets with every document variant."""
+        with the default prompt variant (and merged_pages, QUEST-LOFT's corpus), on the R&R
+        datasets with every document variant."""
         if task not in self.tasks:
             return False
         if self.name == "cic":
             return True
-        return variant_name == "default" if variant_family == "loft" else variant_family == "rr"
+        return variant_name in METHOD_VARIANTS if variant_family == "loft" else variant_family == "rr"
 
 
 PACKAGE = "loft_warehouse.methods"

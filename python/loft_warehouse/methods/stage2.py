@@ -33,6 +33,7 @@ from loft_warehouse.methods.catalogue import Method, method
 from loft_warehouse.methods.stages import Call, DocumentMaps, Upstream, builder
 from loft_warehouse.prompts.inputs import Collection, Query, collections
 from loft_warehouse.prompts.store import PROMPT_SCHEMA, PartCounts, PromptTokens, prefix_id, prompt_id
+from loft_warehouse.prompts.variants import VARIANTS, for_variant
 from loft_warehouse.tokens import TokenCounter
 
 STAGE2_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
@@ -76,6 +77,8 @@ def build(
     )
     for (system, task, dataset, corpus_id, variant, name, qid, turn), group in groups.items():
         collection = by_key.get((task, dataset, corpus_id))
+        if collection is not None:
+            collection = for_variant(collection, VARIANTS.get(variant))
         query = next((q for q in collection.evaluated if q.qid == qid), None) if collection else None
         if collection is None or query is None:
             continue

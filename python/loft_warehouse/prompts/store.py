@@ -34,7 +34,7 @@ import sentencepiece as spm
 from loft_warehouse import frame_cache, settings
 from loft_warehouse.prompts.inputs import Collection, collections
 from loft_warehouse.prompts.render import Anchor, PromptRow, Rendered
-from loft_warehouse.prompts.variants import Variant
+from loft_warehouse.prompts.variants import Variant, for_variant
 from loft_warehouse.tokens import TokenCounter, counter
 
 if TYPE_CHECKING:
@@ -374,13 +374,14 @@ def build(
         key = (collection.task, collection.dataset, collection.corpus_id)
         for variant in variants_for(collection, design):
             variant_rows.setdefault((*key[:2], variant.name), _variant_row(collection, variant))
+            shown = for_variant(collection, variant)
             doc_rows.extend(
                 {"task": key[0], "dataset": key[1], "corpus_id": key[2], "variant": variant.name,
-                 "position": position, "shown_id": shown, "pid": pid}
-                for position, (shown, pid) in enumerate(document_ids(collection, variant, seed))
+                 "position": position, "shown_id": shown_id, "pid": pid}
+                for position, (shown_id, pid) in enumerate(document_ids(shown, variant, seed))
             )  # fmt: skip
             for method in design.methods:
-                rendered = render_stage1(collection, variant, method, design, seed)
+                rendered = render_stage1(shown, variant, method, design, seed)
                 if rendered is not None:
                     prompt_rows.extend(_rows(key, variant.name, rendered, counts, prefix_rows, segment_rows))
     return PromptTables(

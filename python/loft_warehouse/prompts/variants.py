@@ -22,6 +22,10 @@ Names (the `variant` column; pick them with dbt `--vars '{prompt_variants: [defa
   LOFT's prompt with no corpus lines, instruction and few-shot examples as they are; no
   document is shown, so no gold position. LOFT's code has no closed-book prompt; this is the
   paper's sentence taken literally.
+- merged_pages: QUEST-LOFT's corpus (seed 002 §3.1): the passages of one page (one title) merged
+  into one document, in corpus order and joined by a space, at the place of the page's first
+  passage and under its pid, so that there is one document per entity; gold documents map to
+  their page. RAG datasets with titles; the methods run on it as on default.
 - few_shot_0 .. few_shot_5: only the first k few-shot examples.
 - gold_pos_{test,few_shot,both}_p{0,20,40,60,80,100}: the gold documents of the evaluated
   (dev+test) queries, of the few-shot queries, or of both as one group, moved as a block to
@@ -47,7 +51,7 @@ from dataclasses import dataclass, replace
 
 from loft_warehouse import settings
 from loft_warehouse.errors import ConfigurationError
-from loft_warehouse.prompts.inputs import Collection, Doc
+from loft_warehouse.prompts.inputs import Collection, Doc, Query
 
 GOLD_GROUPS = ("test", "few_shot", "both")
 GOLD_POSITIONS = (0, 20, 40, 60, 80, 100)
@@ -95,6 +99,7 @@ class Variant:
     document_tokens: int | None = None
     answer_tokens: int | None = None
     wording: str = "loft"
+    merge_pages: bool = False
 
     @property
     def experiment(self) -> str | None:
@@ -129,6 +134,8 @@ class Variant:
             return False
         if self.name == "default":
             return True
+        if self.merge_pages:
+            return collection.task == "rag" and collection.has_title
         if self.context is not None:
             return collection.task == "icl" and len(collection.contexts) > 1 and self.context in collection.contexts
         if collection.task not in ABLATION_TASKS:
@@ -151,6 +158,7 @@ def _catalogue() -> dict[str, Variant]:
         replace(base, name="corpus_in_each_few_shot", corpus_in_each_few_shot=True),
         replace(base, name="no_cot", cot=False),
         replace(base, name="closed_book", corpus=False),
+        replace(base, name="merged_pages", merge_pages=True),
     ]
     variants += [replace(base, name=f"few_shot_{k}", n_few_shot=k) for k in range(MAX_FEW_SHOT + 1)]
     variants += [
@@ -192,6 +200,43 @@ def _move_block(docs: list[Doc], moved: set[str], position: int) -> list[Doc]:
     rest = [d for d in docs if d.pid not in moved]
     at = (position * len(rest) + 50) // 100
     return rest[:at] + block + rest[at:]
+
+
+def merged_pages(collection: Collection) -> Collection:
+    """The collection with one document per page (title): its passages' texts joined by a space
+    in corpus order, at the first passage's place and under its pid; every query's gold
+    documents mapped to their page's pid (QUEST-LOFT §3.1)."""
+    pages: dict[str, list[Doc]] = {}
+    for doc in collection.docs:
+        pages.setdefault(doc.title or doc.pid, []).append(doc)
+    docs = [
+        replace(
+            passages[0],
+            text=" ".join(p.text for p in passages),
+            n_tokens=sum(p.n_tokens for p in passages),
+        )
+        for passages in pages.values()
+    ]
+    page_of = {p.pid: passages[0].pid for passages in pages.values() for p in passages}
+
+    def mapped(queries: list[Query]) -> list[Query]:
+        return [
+            replace(
+                query,
+                turns=tuple(
+                    replace(turn, gold_pids=tuple(dict.fromkeys(page_of.get(pid, pid) for pid in turn.gold_pids)))
+                    for turn in query.turns
+                ),
+            )
+            for query in queries
+        ]
+
+    return replace(collection, docs=docs, few_shot=mapped(collection.few_shot), evaluated=mapped(collection.evaluated))
+
+
+def for_variant(collection: Collection, variant: Variant | None) -> Collection:
+    """The collection as a variant shows it: its pages merged for merged_pages, else as it is."""
+    return merged_pages(collection) if variant is not None and variant.merge_pages else collection
 
 
 def arrange(collection: Collection, variant: Variant) -> list[Doc]:

@@ -20,6 +20,7 @@ from bm25s.tokenization import Tokenizer
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.providers.base import Completion, PermanentError, Request
 from loft_warehouse.inference.systems import System
+from loft_warehouse.prompts.variants import VARIANTS
 
 DEFAULT_TOP_K = 5
 logging.getLogger("bm25s").setLevel(logging.WARNING)
@@ -53,6 +54,28 @@ def document_text(title: str | None, text: str) -> str:
     return f"{title} | {text}" if title else text
 
 
+def _merged_pages_text(shown: pl.DataFrame, corpus: pl.DataFrame) -> pl.DataFrame:
+    """A merged_pages variant shows each page under its first passage's pid with the text of
+    all its passages (prompts.variants.merged_pages): bm25 ranks those texts."""
+    merging = [name for name, variant in VARIANTS.items() if variant.merge_pages]
+    if shown.filter(pl.col("variant").is_in(merging)).height == 0:
+        return shown
+    keys = ["task", "dataset", "corpus_id"]
+    ordered = corpus.sort([*keys, "doc_id"]) if "doc_id" in corpus.columns else corpus
+    pages = (
+        ordered.group_by([*keys, pl.col("title").fill_null(pl.col("pid")).alias("page")], maintain_order=True)
+        .agg(pl.col("pid").first(), pl.col("text").str.join(" ").alias("page_text"))
+        .drop("page")
+    )
+    return (
+        shown.join(pages, on=[*keys, "pid"], how="left")
+        .with_columns(
+            pl.when(pl.col("variant").is_in(merging)).then(pl.col("page_text")).otherwise(pl.col("text")).alias("text")
+        )
+        .drop("page_text")
+    )
+
+
 class BM25Provider:
     """Ranks the prompt's shown documents with bm25s; needs corpus, shown-id map and queries."""
 
@@ -65,7 +88,7 @@ class BM25Provider:
             corpus.select("task", "dataset", "corpus_id", "pid", "title", "text"),
             on=["task", "dataset", "corpus_id", "pid"],
             how="left",
-        )
+        ).pipe(_merged_pages_text, corpus)
         missing = shown.filter(pl.col("text").is_null())
         if missing.height:
             first = missing.row(0, named=True)
