@@ -210,6 +210,125 @@ def sweeps(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
         yield "rr_sweeps", f"Rep r = {every // 1000}k", planted[every], mean, low, high, count
 
 
+def placements(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
+    """R&R Table 6: Tags only 0.60, At beginning only 0.55, Before answer only 0.85 (d = 40k)."""
+    con = register(duckdb.connect())
+    planted = {"reprompt_tags_only_r10000": 0.60, "reprompt_at_beginning_r10000": 0.55, "reprompt_before_answer": 0.85}
+    rows = []
+    for name, p in planted.items():
+        rows += _turns(rng, n, p, system="planted", method=name, task="rr", dataset="nq", variant="d40000_x10000",
+                       metric="rr_fuzzy_match")  # fmt: skip
+    scores_table(con, rows)
+    con.execute("create table variants as select 'rr' as task, 'nq' as dataset, 'd40000_x10000' as variant, "
+                "'rr_d40000' as experiment")  # fmt: skip
+    _paper(con, "paper_rr_sweeps")
+    con.execute("create table datasets as select 'rr' as task, 'nq' as dataset")
+    con.execute(
+        "create table arms as select 'rr' as task, 'nq' as dataset, 'd40000_x10000' as variant, m as method, "
+        "case when m like '%_r10000' then 10000 end::bigint as reprompt_every, null::bigint as icr_pages, "
+        f"null::bigint as chunk_tokens from unnest({list(planted)}) t(m)"
+    )
+    sql = macros().scoring_rr_sweeps(
+        scores="scores", variants="variants", arms="arms", paper="paper_rr_sweeps", datasets="datasets", seed=seed,
+        size="128k",
+    )  # fmt: skip
+    for name, mean, low, high, count in con.sql(
+        f"select run_method, mean, ci_low, ci_high, n from ({sql}) where paper_table = 6 and dataset = 'nq' "
+        "and run_method is not null order by column_order"
+    ).fetchall():
+        yield "rr_sweeps", name, planted[name], mean, low, high, count
+
+
+def pages(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
+    """R&R Table 4: direct QA right on 0.60 of the questions, ICR's first page the gold one on 0.85."""
+    con = register(duckdb.connect())
+    scores_table(con, _turns(rng, n, 0.60, system="planted", method="cic", task="rr", dataset="nq",
+                             variant="d40000_x10000", metric="rr_fuzzy_match"))  # fmt: skip
+    con.execute(
+        "create table stage_retrieval (source varchar, system varchar, method varchar, stage bigint, task varchar, "
+        "dataset varchar, variant varchar, split varchar, qid varchar, turn bigint, id_kind varchar, "
+        "is_answered boolean, retrieved_pids varchar[], gold_pids varchar[], n_gold bigint)"
+    )
+    con.executemany(
+        "insert into stage_retrieval values ('inference', 'planted', 'icr_k1', 1, 'rr', 'nq', 'd40000_x10000', "
+        "'test', ?, 0, 'pages', true, ?, ['g'], 1)",
+        [(f"q{q}", ["g"] if hit else ["x"]) for q, hit in enumerate(_draws(rng, n, 0.85))],
+    )
+    con.execute("create table variants as select 'rr' as task, 'nq' as dataset, 'd40000_x10000' as variant, "
+                "'rr_d40000' as experiment")  # fmt: skip
+    con.execute(
+        "create table arms as select 'rr' as task, 'nq' as dataset, 'd40000_x10000' as variant, m as method, "
+        "null::bigint as reprompt_every, null::bigint as icr_pages, null::bigint as chunk_tokens "
+        "from unnest(['cic', 'icr_k1']) t(m)"
+    )
+    _paper(con, "paper_rr_pages")
+    con.execute("create table datasets as select 'rr' as task, 'nq' as dataset")
+    sql = macros().scoring_rr_pages(
+        scores="scores", stage_retrieval="stage_retrieval", variants="variants", arms="arms", paper="paper_rr_pages",
+        datasets="datasets", seed=seed, size="128k",
+    )  # fmt: skip
+    planted = {"Answer": 0.60, "Page": 0.85}
+    for column, mean, low, high, count in con.sql(
+        f"select paper_column, mean, ci_low, ci_high, n from ({sql}) where dataset = 'nq' order by column_order"
+    ).fetchall():
+        yield "rr_pages", f"nq {column}", planted[column], mean, low, high, count
+
+
+def quest_retrieval(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
+    """QUEST-LOFT Table 6: two gold entities a question; cic names both first on 0.6 of the
+    questions, one first and the other 30th on 0.3, neither on the rest (MRecall@3 0.6, Recall@20
+    0.75, Recall@40 0.9)."""
+    con = register(duckdb.connect())
+    con.execute(
+        "create table corpus as select 'rag' as task, 'quest' as dataset, 'c' as corpus_id, i::bigint as doc_id, "
+        f"'p' || i as pid, 'Other ' || i as title from range({n}) t(i)"
+    )
+    con.execute(
+        "create table queries as select 'rag' as task, 'quest' as dataset, 'c' as corpus_id, 'test' as split, "
+        f"'q' || i as qid, 0::bigint as turn, 'question ' || i as query_text from range({n}) t(i)"
+    )
+    con.execute(
+        "create table adjudications as select 'quest_loft_revised' as gold_version, 'rag' as task, "
+        "'quest' as dataset, 'q' || i as qid, null::varchar as question, 'gold ' || i || x as answer, "
+        f"'MATCH' as rating from range({n}) t(i), (values ('a'), ('b')) s(x)"
+    )
+    lists = []
+    for q in range(n):
+        draw = rng.random()
+        others = [f"Other {i}" for i in range(40)]
+        if draw < 0.6:
+            ranked = [f"gold {q}a", f"gold {q}b", *others]
+        elif draw < 0.9:
+            ranked = [f"gold {q}a", *others[:28], f"gold {q}b"]
+        else:
+            ranked = others
+        lists.append(("inference", "planted", "rag", "quest", "cic", 1, "c", "default", "test", f"q{q}", 0, True,
+                      ranked))  # fmt: skip
+    con.execute(
+        "create table predictions (source varchar, system varchar, task varchar, dataset varchar, method varchar, "
+        "stage bigint, corpus_id varchar, variant varchar, split varchar, qid varchar, turn bigint, "
+        "is_answered boolean, answer_strict varchar[])"
+    )
+    con.executemany(f"insert into predictions values ({', '.join('?' * 13)})", lists)
+    con.execute(
+        "create table stage_retrieval (source varchar, system varchar, task varchar, dataset varchar, "
+        "method varchar, stage bigint, corpus_id varchar, variant varchar, split varchar, qid varchar, "
+        "turn bigint, id_kind varchar, is_answered boolean, retrieved_pids varchar[])"
+    )
+    _paper(con, "paper_quest_loft")
+    con.execute("create table datasets as select 'rag' as task, 'quest' as dataset")
+    sql = macros().scoring_quest_loft_retrieval(
+        predictions="predictions", stage_retrieval="stage_retrieval", corpus="corpus", queries="queries",
+        adjudications="adjudications", paper="paper_quest_loft", datasets="datasets", seed=seed, size="128k",
+    )  # fmt: skip
+    planted = {"MRecall@3": 0.6, "Recall@20": 0.75, "Recall@40": 0.9}
+    for column, mean, low, high, count in con.sql(
+        f"select paper_column, mean, ci_low, ci_high, n from ({sql}) where paper_table = 6 and method = 'cic' "
+        "and paper_column <> 'Recall@100' order by column_order"
+    ).fetchall():
+        yield "quest_loft_retrieval", f"CiC Baseline {column}", planted[column], mean, low, high, count
+
+
 def examples(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
     """LOFT Figure 8: 0.5 + 0.08 k with k few-shot examples."""
     con = register(duckdb.connect())
@@ -273,7 +392,7 @@ def stages(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
     yield "error_attribution", "rag_top5 accuracy given hit", 0.75, mean, low, high, count
 
 
-MARTS = (ablations, operators, scaling, task_curves, examples, stages, sweeps)
+MARTS = (ablations, operators, scaling, task_curves, examples, stages, sweeps, placements, pages, quest_retrieval)
 
 
 def main(argv: list[str] | None = None) -> int:
