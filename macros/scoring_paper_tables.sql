@@ -577,6 +577,44 @@ select * from final
 
 
 {#
+  Every QUEST-LOFT paper cell (the `paper` CTE) once per run of its method under its question
+  set's gold version (the `runs` CTE: size, source, system, method, variant, top_k,
+  method_pattern, question_set), or once alone with the run columns null.
+#}
+{% macro scoring_quest_loft_run_cells(size) -%}
+    select runs.size, runs.source, runs.system, runs.method, runs.variant, runs.top_k, paper.*
+    from paper
+    inner join runs on runs.method_pattern = paper.method_pattern and runs.question_set = paper.question_set
+    union all by name
+    select
+        '{{ size }}' as size, null::varchar as source, null::varchar as system, null::varchar as method,
+        null::varchar as variant, null::bigint as top_k, paper.*
+    from paper
+    anti join runs on runs.method_pattern = paper.method_pattern and runs.question_set = paper.question_set
+{%- endmacro %}
+
+
+{# A QUEST-LOFT mart's leading columns: the paper cell, then the run that fills it. #}
+{% macro scoring_quest_loft_cell_columns() -%}
+    run_cells.paper_table,
+        run_cells.paper_model,
+        run_cells.question_set,
+        run_cells.row_order,
+        run_cells.paper_method,
+        run_cells.method_pattern,
+        run_cells.column_order,
+        run_cells.paper_column,
+        run_cells.metric,
+        run_cells.size,
+        run_cells.source,
+        run_cells.system,
+        run_cells.method,
+        run_cells.variant,
+        run_cells.top_k
+{%- endmacro %}
+
+
+{#
   quest_loft_methods: QUEST-LOFT Tables 3-5 (seed 002 §4-5): one row per paper cell (table,
   method row, metric column; the seed's tables 3-5) and warehouse run of that method on
   rag/quest (test split, rule revised: DEBATABLE answers removed from both sides), under the
@@ -627,17 +665,7 @@ runs as (
     where run_status in ('scored', 'pending') and question_set is not null
 ),
 
-run_cells as (
-    select runs.size, runs.source, runs.system, runs.method, runs.variant, runs.top_k, paper.*
-    from paper
-    inner join runs on runs.method_pattern = paper.method_pattern and runs.question_set = paper.question_set
-    union all by name
-    select
-        '{{ size }}' as size, null::varchar as source, null::varchar as system, null::varchar as method,
-        null::varchar as variant, null::bigint as top_k, paper.*
-    from paper
-    anti join runs on runs.method_pattern = paper.method_pattern and runs.question_set = paper.question_set
-),
+run_cells as ({{ scoring_quest_loft_run_cells(size) }}),
 
 built as (
     select distinct task, dataset from {{ datasets }} where task = 'rag' and dataset = 'quest'
@@ -645,21 +673,7 @@ built as (
 
 final as (
     select
-        run_cells.paper_table,
-        run_cells.paper_model,
-        run_cells.question_set,
-        run_cells.row_order,
-        run_cells.paper_method,
-        run_cells.method_pattern,
-        run_cells.column_order,
-        run_cells.paper_column,
-        run_cells.metric,
-        run_cells.size,
-        run_cells.source,
-        run_cells.system,
-        run_cells.method,
-        run_cells.variant,
-        run_cells.top_k,
+        {{ scoring_quest_loft_cell_columns() }},
         {{ scoring_cell_statistics('cell') }},
         run_cells.paper_value,
         run_cells.paper_source,
@@ -1694,20 +1708,13 @@ cells as (
 ),
 
 runs as (
-    select distinct size, source, system, method, variant, method_pattern, question_set from cells
+    select distinct
+        size, source, system, method, variant, method_pattern, question_set,
+        try_cast(nullif(regexp_extract(method, '^rag_top([0-9]+)', 1), '') as bigint) as top_k
+    from cells
 ),
 
-run_cells as (
-    select runs.size, runs.source, runs.system, runs.method, runs.variant, paper.*
-    from paper
-    inner join runs on runs.question_set = paper.question_set and runs.method_pattern = paper.method_pattern
-    union all by name
-    select
-        '{{ size }}' as size, null::varchar as source, null::varchar as system, null::varchar as method,
-        null::varchar as variant, paper.*
-    from paper
-    anti join runs on runs.question_set = paper.question_set and runs.method_pattern = paper.method_pattern
-),
+run_cells as ({{ scoring_quest_loft_run_cells(size) }}),
 
 built as (
     select distinct task, dataset from {{ datasets }} where task = 'rag' and dataset = 'quest'
@@ -1715,21 +1722,7 @@ built as (
 
 final as (
     select
-        run_cells.paper_table,
-        run_cells.paper_model,
-        run_cells.question_set,
-        run_cells.row_order,
-        run_cells.paper_method,
-        run_cells.method_pattern,
-        run_cells.column_order,
-        run_cells.paper_column,
-        run_cells.metric,
-        run_cells.size,
-        run_cells.source,
-        run_cells.system,
-        run_cells.method,
-        run_cells.variant,
-        try_cast(nullif(regexp_extract(run_cells.method, '^rag_top([0-9]+)', 1), '') as bigint) as top_k,
+        {{ scoring_quest_loft_cell_columns() }},
         coalesce(cell.n, 0) as n,
         coalesce(cell.n_unanswered, 0) as n_unanswered,
         cell.mean::double as mean,

@@ -1,13 +1,13 @@
 """The planted-effect run, end to end through dbt: the planted test system answers loft_32k and
 loft_128k (ArguAna retrieval, NQ and HotpotQA RAG, Spider SQL; prompt variants default, no_cot,
-closed_book, few_shot_0; methods cic, and on the RAG sets icr, rag_top5 and justified_verify),
-then loft_compare, and every mart recovers what was planted
-(python/loft_warehouse/inference/systems.yaml, system planted-effects: base 0.8, +0.1 at 32k,
-no_cot -0.2, few_shot_0 -0.2, closed_book -0.2, -0.3 where a RAG or retrieval prompt shows no
-gold document, -0.2 x gold depth).
+closed_book, few_shot_0; methods cic, and on the RAG sets icr, rag_top5, justified_verify and
+the three-stage rag_top5_justified_verify), then loft_compare, and every mart recovers what was
+planted (python/loft_warehouse/inference/systems.yaml, system planted-effects: base 0.8, +0.1 at
+32k, no_cot -0.2, few_shot_0 -0.2, closed_book -0.2, -0.3 where a RAG or retrieval prompt shows
+no gold document, -0.2 x gold depth).
 
 A cell's planted value is the mean of its prompts' planted probabilities, computed here from the
-prompts table (stage 2: int_stage2_prompts) with the provider's own formula."""
+prompts table (later stages: int_stage2_prompts, int_stage3_prompts) with the provider's own formula."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ from tests.conftest import build_sizes_and_compare, query
 pytestmark = pytest.mark.slow
 SETTINGS = (
     "{systems: [planted-effects], datasets: [retrieval/arguana, rag/nq, rag/hotpotqa, sql/spider], "
-    "prompt_variants: [default, no_cot, closed_book, few_shot_0], methods: [cic, icr, rag_top5, justified_verify]}"
+    "prompt_variants: [default, no_cot, closed_book, few_shot_0], "
+    "methods: [cic, icr, rag_top5, justified_verify, rag_top5_justified_verify]}"
 )
 # A Spider prompt is the query's own database, the same text at every size: one request in the
 # response store, answered once, so no size effect can show there (as with a real model).
@@ -42,7 +43,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Pa
 def _planted(database: Path, size: str, where: str, stage: int = 1) -> tuple[float, int]:
     """Mean planted probability and count of the prompts of a stage matching `where`."""
     columns = ["task", "dataset", "variant", "method", "split", "stage", "gold_depth"]
-    table = f"loft_{size}.prompts" if stage == 1 else f"loft_{size}_internal.int_stage2_prompts"
+    table = f"loft_{size}.prompts" if stage == 1 else f"loft_{size}_internal.int_stage{stage}_prompts"
     rows = query(database, f"select {', '.join(columns)} from {table} where stage = {stage} and {where}")
     values = [planted_probability(dict(zip(columns, row, strict=True)), size, OPTIONS) for row in rows]
     return sum(values) / len(values), len(values)
@@ -219,16 +220,20 @@ def test_error_attribution_recovers_the_planted_reading_drop(warehouse: Path) ->
 
 
 def test_verification_scores_recover_the_planted_verdicts(warehouse: Path) -> None:
-    rows = _stage_cells(
-        warehouse,
-        "select dataset, n, value, ci_low, ci_high, n_unreadable from loft_{size}.verification_scores "
-        "where method = 'justified_verify' and measure = 'verdict_accuracy'",
-    )
-    assert len(rows) == 2
-    for dataset, n, value, low, high, unreadable in rows:
-        planted, count = _planted(warehouse, "128k", _cell("rag", dataset, "default", "test", "justified_verify"), 2)
-        assert unreadable == 0 and count == n >= 30
-        assert low <= planted <= high and abs(value - planted) <= 1 / n + 1e-9
+    """The verdicts of justified_verify (stage 2) and of the three-stage rag_top5_justified_verify
+    (stage 3: one call per candidate of the justified answer over bm25's top 5)."""
+    for method, stage in (("justified_verify", 2), ("rag_top5_justified_verify", 3)):
+        rows = _stage_cells(
+            warehouse,
+            "select dataset, n, value, ci_low, ci_high, n_unreadable from loft_{size}.verification_scores "
+            f"where method = '{method}' and measure = 'verdict_accuracy'",
+        )
+        assert len(rows) == 2, method
+        for dataset, n, value, low, high, unreadable in rows:
+            cell = _cell("rag", dataset, "default", "test", method)
+            planted, count = _planted(warehouse, "128k", cell, stage)
+            assert unreadable == 0 and count == n >= 30
+            assert low <= planted <= high and abs(value - planted) <= 1 / n + 1e-9, (method, dataset, planted, value)
 
 
 def test_every_prompt_response_score_and_metric_names_its_arm(warehouse: Path) -> None:
