@@ -121,7 +121,7 @@ def test_figure5_recovers_the_planted_size_effect(warehouse: Path) -> None:
         warehouse,
         "select task, dataset, method, n_common_with_previous, difference_from_previous, difference_ci_low, "
         "difference_ci_high from loft_compare.scaling_curves where variant = 'default' and split = 'dev' "
-        f"and size = '128k' and task <> '{IDENTICAL_PROMPTS}' and method <> 'justified_verify'",
+        f"and size = '128k' and task <> '{IDENTICAL_PROMPTS}' and method not like '%verify'",
     )
     assert sorted((task, method) for task, _, method, *_ in rows) == [
         *[("rag", m) for m in ("cic", "cic", "icr", "icr", "rag_top5", "rag_top5")],
@@ -220,8 +220,12 @@ def test_error_attribution_recovers_the_planted_reading_drop(warehouse: Path) ->
 
 
 def test_verification_scores_recover_the_planted_verdicts(warehouse: Path) -> None:
-    """The verdicts of justified_verify (stage 2) and of the three-stage rag_top5_justified_verify
-    (stage 3: one call per candidate of the justified answer over bm25's top 5)."""
+    """The verdicts of justified_verify (stage 2), to the count, and of the three-stage
+    rag_top5_justified_verify (stage 3: one call per candidate of the justified answer over
+    bm25's top 5). The latter's later prompts show the top 5 renumbered 0-4, the same text at
+    32k and 128k wherever bm25 agrees, so the store answers them once (IDENTICAL_PROMPTS): the
+    128k cell holds draws made for 32k, and its planted value is inside the interval, not to
+    the count."""
     for method, stage in (("justified_verify", 2), ("rag_top5_justified_verify", 3)):
         rows = _stage_cells(
             warehouse,
@@ -233,7 +237,8 @@ def test_verification_scores_recover_the_planted_verdicts(warehouse: Path) -> No
             cell = _cell("rag", dataset, "default", "test", method)
             planted, count = _planted(warehouse, "128k", cell, stage)
             assert unreadable == 0 and count == n >= 30
-            assert low <= planted <= high and abs(value - planted) <= 1 / n + 1e-9, (method, dataset, planted, value)
+            assert low <= planted <= high, (method, dataset, planted, value)
+            assert stage == 3 or abs(value - planted) <= 1 / n + 1e-9, (method, dataset, planted, value)
 
 
 def test_every_prompt_response_score_and_metric_names_its_arm(warehouse: Path) -> None:
