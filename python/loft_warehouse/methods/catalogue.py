@@ -176,9 +176,9 @@ def _catalogue() -> dict[str, Method]:
     answer = Stage(1, f"{PACKAGE}.justified:render_stage1", parse="justified", ids="shown")
     verify = Stage(2, f"{PACKAGE}.justified:verification_calls", parse="verdict")
     for name in JUSTIFIED_VARIANTS:
-        flags = {"cot": "_cot" in name, "quest": "_quest" in name}
-        methods.append(Method(name, frozenset({"rag"}), (answer,), **flags))
-        methods.append(Method(f"{name}_verify", frozenset({"rag"}), (answer, verify), **flags))
+        cot, quest = "_cot" in name, "_quest" in name
+        methods.append(Method(name, frozenset({"rag"}), (answer,), cot=cot, quest=quest))
+        methods.append(Method(f"{name}_verify", frozenset({"rag"}), (answer, verify), cot=cot, quest=quest))
     return {m.name: m for m in methods}
 
 
@@ -218,7 +218,7 @@ def rag_top(k: int, reader: str | None = None) -> Method:
     if reader is None:
         read_loft = Stage(2, f"{PACKAGE}.retrieve_read:reader")
         return Method(f"rag_top{k}", frozenset({"rag"}), (retrieve, read_loft), top_k=k)
-    flags = {"cot": "_cot" in reader, "quest": "_quest" in reader}
+    cot, quest = "_cot" in reader, "_quest" in reader
     stages: tuple[Stage, ...]
     if reader.startswith("verify"):
         stages = (retrieve, Stage(2, f"{PACKAGE}.justified:verify_retrieved", parse="verdict"))
@@ -226,7 +226,7 @@ def rag_top(k: int, reader: str | None = None) -> Method:
         read = Stage(2, f"{PACKAGE}.justified:retrieved_reader", parse="justified", ids="shown")
         verify = Stage(3, f"{PACKAGE}.justified:verification_calls", parse="verdict")
         stages = (retrieve, read, verify) if reader.endswith("_verify") else (retrieve, read)
-    return Method(f"rag_top{k}_{reader}", frozenset({"rag"}), stages, top_k=k, **flags)
+    return Method(f"rag_top{k}_{reader}", frozenset({"rag"}), stages, top_k=k, cot=cot, quest=quest)
 
 
 def method(name: str) -> Method:
