@@ -70,7 +70,7 @@ def test_refusals_truncations_and_bad_requests(tmp_path, api_env, store, fault, 
     assert (row["status"], row["finish_reason"]) == (status, finish)
 
 
-@pytest.mark.parametrize("fault", ["rate_limit", "server_error", "malformed", "html"])
+@pytest.mark.parametrize("fault", ["rate_limit", "server_error", "malformed", "html", "silent"])
 def test_transient_faults_are_retried(tmp_path, api_env, store, fault):
     api_env.state.faults.append(fault)
     frame = _run(tmp_path, store, make_prompts(1, 0), concurrency=1)

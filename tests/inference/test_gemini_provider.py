@@ -63,12 +63,21 @@ def test_generation_settings_are_sent(tmp_path, api_env, store):
     assert api_env.state.generation_requests()[0].headers["x-goog-api-key"] == "gm-test-key"
 
 
-def test_safety_blocks_and_empty_candidates_are_blocked(tmp_path, api_env, store):
+def test_safety_blocks_are_blocked_and_empty_replies_are_retried(tmp_path, api_env, store):
+    """A reply with no candidate and no block reason says nothing: an error, retried (bounded),
+    never a final `blocked`; a safety block is final."""
     api_env.state.fault_rule = lambda p: "blocked" if "query a0" in p else "empty" if "query a1" in p else None
-    frame = _run(tmp_path, store, make_prompts(3, 0)).sort("qid")
-    assert frame["status"].to_list() == ["blocked", "blocked", "ok"]
-    assert frame["finish_reason"].to_list() == ["BLOCKED_SAFETY", "NO_CANDIDATES", "STOP"]
-    assert frame["raw_text"].to_list()[:2] == [None, None]
+    frame = _run(tmp_path, store, make_prompts(3, 0), max_attempts=3).sort("qid")
+    assert frame["status"].to_list() == ["blocked", "error", "ok"]
+    assert frame["finish_reason"].to_list() == ["BLOCKED_SAFETY", None, "STOP"]
+    assert frame["attempts"].to_list() == [1, 3, 1]
+    assert "an empty reply with no stated reason" in frame["error"].to_list()[1]
+
+
+def test_an_empty_reply_is_sent_again_and_answered(tmp_path, api_env, store):
+    api_env.state.faults.append("empty")
+    frame = _run(tmp_path, store, make_prompts(1, 0), concurrency=1)
+    assert frame.select("status", "attempts").row(0) == ("ok", 2)
 
 
 def test_transient_gemini_faults_are_retried(tmp_path, api_env, store):

@@ -95,6 +95,13 @@ def test_content_filter_is_blocked_and_empty_content_is_ok(tmp_path, api_env, st
     assert frame["raw_text"].to_list()[:2] == [None, ""]
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_empty_reply_with_no_finish_reason_is_retried(tmp_path, api_env, store, stream):
+    api_env.state.faults.append("silent")
+    frame = _run(tmp_path, store, make_prompts(1, 0), concurrency=1, stream=stream)
+    assert frame.select("status", "attempts").row(0) == ("ok", 2)
+
+
 def test_without_a_key_rows_are_skipped_with_one_warning(tmp_path, server, store, monkeypatch):
     monkeypatch.delenv("LOFT_TEST_OPENAI_KEY", raising=False)
     lines: list[str] = []

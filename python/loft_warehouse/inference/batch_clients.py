@@ -217,7 +217,7 @@ class AnthropicBatches:
             if result.type == "succeeded":
                 try:
                     yield BatchResult(item.custom_id, completion_of(result.message, None), "succeeded")
-                except PermanentError as exc:
+                except (PermanentError, ValueError) as exc:
                     yield BatchResult(item.custom_id, None, "errored", str(exc))
             elif result.type == "errored":
                 error = result.error.error
@@ -291,7 +291,7 @@ class GeminiBatches:
             if item.response is not None:
                 try:
                     yield BatchResult(key, completion_of([item.response], None), "succeeded")
-                except PermanentError as exc:
+                except (PermanentError, RetryableError) as exc:
                     yield BatchResult(key, None, "errored", str(exc))
             else:
                 code = item.error.code if item.error else None

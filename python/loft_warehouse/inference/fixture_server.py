@@ -12,8 +12,10 @@ arrival order, or a rule that picks a fault from the prompt text (deterministic 
 concurrency). Faults: rate_limit (429 with Retry-After), server_error (500), bad_request (400),
 timeout (answers after `timeout_sleep_s`), malformed (200 with a broken body), html (200 with
 an HTML page), wrong_types (200 with JSON of the wrong shape), retry_after_long (429 asking to
-wait an hour), blocked (safety block / content filter / refusal), empty (no candidates / empty
-content), truncated_empty (cut at the output limit before any text).
+wait an hour), blocked (safety block / content filter / refusal), empty (Gemini: no candidates
+and no block reason; OpenAI and Anthropic: empty content that says why it stopped), silent
+(empty content with no finish or stop reason), truncated_empty (cut at the output limit before
+any text).
 Tokens are counted as whitespace-separated words. OpenAI-style automatic prefix caching is
 simulated: a prompt sharing >= 1024 leading words with an earlier one reports the shared
 words, rounded down to 128, as cached_tokens.
@@ -42,7 +44,7 @@ from loft_warehouse.inference.fixture_batches import FixtureBatch
 IDENTITY_PATH = "/loft-fixture"
 IDENTITY = {"server": "loft-fixture"}
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-FAULTS = ("rate_limit", "server_error", "bad_request", "timeout", "malformed", "blocked", "empty")
+FAULTS = ("rate_limit", "server_error", "bad_request", "timeout", "malformed", "blocked", "empty", "silent")
 OPENAI_CACHE_MIN_WORDS = 1024
 OPENAI_CACHE_BLOCK = 128
 
@@ -157,6 +159,8 @@ def openai_reply(state: FixtureState, body: dict[str, Any], fault: str | None) -
         content, finish = None, "content_filter"
     elif fault == "empty":
         content, finish = "", "stop"
+    elif fault == "silent":
+        content, finish = "", None
     elif fault == "truncated_empty":
         content, finish = None, "length"
     else:
@@ -239,6 +243,8 @@ def anthropic_reply(state: FixtureState, body: dict[str, Any], fault: str | None
         text, stop = "", "max_tokens"
     elif fault == "empty":
         text, stop = "", "end_turn"
+    elif fault == "silent":
+        text, stop = "", None
     else:
         text, stop = state.answer(prompt), "end_turn"
     return {

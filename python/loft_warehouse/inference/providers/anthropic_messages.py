@@ -136,6 +136,8 @@ def completion_of(message: Message, ttft: float | None) -> Completion:
     usage = message.usage
     written = usage.cache_creation_input_tokens or 0
     read = usage.cache_read_input_tokens or 0
+    if not text and stop is None:
+        raise ValueError("an empty reply with no stated reason (no stop_reason)")
     if stop == "max_tokens" and not text:
         raise PermanentError("truncated completion with no text (stop_reason max_tokens): raise max_output_tokens")
     return Completion(

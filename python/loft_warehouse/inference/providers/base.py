@@ -37,7 +37,7 @@ class Request:
 
 @dataclass(frozen=True)
 class Completion:
-    """A returned response: status 'ok' or 'blocked' (safety block, no candidate).
+    """A returned response: status 'ok' or 'blocked' (safety block, content filter, refusal).
 
     input_tokens counts every prompt token, cached_tokens (read from a cache) and
     cache_write_tokens (written to one, Anthropic) included; ttft_s is the seconds from sending

@@ -215,12 +215,12 @@ def completion_of(chunks: list[types.GenerateContentResponse], ttft: float | Non
     if feedback is not None and feedback.block_reason is not None:
         return Completion("blocked", None, f"BLOCKED_{_enum_name(feedback.block_reason)}", **usage_fields)
     candidates = [c.candidates[0] for c in chunks if c.candidates]
-    if not candidates:
-        return Completion("blocked", None, "NO_CANDIDATES", **usage_fields)
     finish = next((_enum_name(c.finish_reason) for c in reversed(candidates) if c.finish_reason), None)
     text = "".join(
         p.text for c in candidates if c.content and c.content.parts for p in c.content.parts if p.text and not p.thought
     )
+    if not text and finish is None:
+        raise RetryableError(f"an empty reply with no stated reason ({len(candidates)} candidate(s), no block reason)")
     if finish == "MAX_TOKENS" and not text:
         raise PermanentError("truncated completion with no text (finish_reason MAX_TOKENS): raise max_output_tokens")
     status = "blocked" if finish in BLOCK_FINISH_REASONS and not text else "ok"

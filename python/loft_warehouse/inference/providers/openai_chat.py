@@ -143,6 +143,8 @@ def _streamed(chunks: Iterable[ChatCompletionChunk], started: float) -> Completi
 
 def _result(text: str | None, finish: str | None, usage: CompletionUsage | None, ttft: float | None) -> Completion:
     details = getattr(usage, "prompt_tokens_details", None) if usage else None
+    if not text and finish is None:
+        raise ValueError("an empty reply with no stated reason (no finish_reason)")
     if finish not in BLOCKED_FINISH_REASONS and text is None:
         if finish == "length":
             raise PermanentError("truncated completion with no text (finish_reason length): raise max_output_tokens")
