@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from loft_warehouse.errors import BadInputError
-from loft_warehouse.sources.loft_release import bbh_queries, query_from_record
+from loft_warehouse.sources.loft_release import bbh_queries, load, query_from_record
 
 
 def _query(task: str, record: dict, tmp_path: Path):
@@ -48,3 +48,25 @@ def test_bbh_native_queries_are_known_upstream_by_index_and_split_on_spaces(tmp_
     [query] = bbh_queries(path, "test")
     assert (query.qid, query.upstream_qid, query.turns) == ("test-0", "0", [" Is it? "])
     assert query.gold == [["not", "plausible"]]
+
+
+def _release(folder: Path, test_lines: str) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text(json.dumps({"pid": "d1", "passage_text": "a passage"}) + "\n")
+    record = {"qid": "q1", "query_text": "x", "answers": [["d1", 1]], "metadata": {}}
+    (folder / "few_shot_queries.jsonl").write_text(json.dumps(record) + "\n")
+    (folder / "dev_queries.jsonl").write_text("")
+    (folder / "test_queries.jsonl").write_text(test_lines)
+    return folder
+
+
+def test_an_empty_test_split_is_refused_naming_the_file(tmp_path: Path) -> None:
+    """An empty dev file builds the dataset without a dev split; an empty test file (nothing to
+    score) stops the load, with or without the splits the size expects."""
+    folder = _release(tmp_path / "empty", "\n")
+    for splits in (("few_shot", "dev", "test"), None):
+        with pytest.raises(BadInputError, match=r"test_queries.jsonl: empty test split: the dataset would have no"):
+            load("retrieval", folder, splits)
+    record = {"qid": "q2", "query_text": "y", "answers": [["d1", 1]], "metadata": {}}
+    loaded = load("retrieval", _release(tmp_path / "full", json.dumps(record) + "\n"), ("few_shot", "dev", "test"))
+    assert sorted(q.release_split for q in loaded.queries) == ["few_shot", "test"]

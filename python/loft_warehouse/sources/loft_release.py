@@ -15,6 +15,9 @@ from loft_warehouse.readers import read_json, read_jsonl, require
 from loft_warehouse.sources.base import Document, Query, SourceData
 
 SPLITS = ("few_shot", "dev", "test")
+# The split LOFT scores: an empty file for it is refused (an empty dev or few-shot file builds
+# the dataset without that split).
+EVALUATED_SPLIT = "test"
 
 
 def _is_pair(value: Any) -> bool:
@@ -197,5 +200,8 @@ def load(task: str, folder: Path, splits: tuple[str, ...] | None = None) -> Sour
         raise BadInputError(corpus_path, None, "empty corpus: no documents")
     queries: list[Query] = []
     for split, path in split_files:
-        queries.extend(query_from_record(task, record, split, path, row) for row, record in read_jsonl(path))
+        read = [query_from_record(task, record, split, path, row) for row, record in read_jsonl(path)]
+        if split == EVALUATED_SPLIT and not read:
+            raise BadInputError(path, None, "empty test split: the dataset would have no query to score")
+        queries.extend(read)
     return SourceData(documents, queries)
