@@ -60,15 +60,31 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise BadInputError(path, line_no + 1, f"truncated or corrupt gzip data ({exc})") from exc
 
 
+class NotJSONError(ValueError):
+    """NaN, Infinity or -Infinity: Python's json reads them, JSON has no such value."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise NotJSONError(f"{name} is not a JSON value")
+
+
+def loads(text: str) -> Any:
+    """json.loads that refuses NaN and Infinity (a score or gold that is no number would be
+    carried on silently, and written back as invalid JSON)."""
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (1-based line number, object) for each non-blank line; a bad line raises."""
     for line_no, line in read_lines(path):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)
         except json.JSONDecodeError as exc:
             raise BadInputError(path, line_no, f"malformed JSON ({exc.msg})") from exc
+        except NotJSONError as exc:
+            raise BadInputError(path, line_no, f"malformed JSON ({exc})") from exc
         if not isinstance(record, dict):
             raise BadInputError(path, line_no, "expected a JSON object")
         yield line_no, record
@@ -76,10 +92,13 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def read_json(path: Path) -> Any:
     """Parse a whole JSON document; a syntax error names the line."""
+    text = decode_utf8(path.read_bytes(), path, 1)
     try:
-        return json.loads(decode_utf8(path.read_bytes(), path, 1))
+        return loads(text)
     except json.JSONDecodeError as exc:
         raise BadInputError(path, exc.lineno, f"malformed JSON ({exc.msg})") from exc
+    except NotJSONError as exc:
+        raise BadInputError(path, None, f"malformed JSON ({exc})") from exc
 
 
 def require(record: dict[str, Any], keys: tuple[str, ...], path: Path, row: int) -> None:
