@@ -2,6 +2,7 @@ import datetime as dt
 import json
 from decimal import Decimal
 
+import duckdb
 import pytest
 
 from loft_warehouse.sql.gold import (
@@ -38,6 +39,17 @@ def test_cells_become_json_safe():
     assert json_safe(dt.date(2018, 3, 9)) == "2018-03-09"
     assert json_safe(float("inf")) == "inf"
     assert rows_json([(1, Decimal("2.5"), None, "é")]) == '[[1, 2.5, null, "é"]]'
+
+
+def test_every_duckdb_result_type_becomes_json():
+    """UUID, INTERVAL, lists and structs (with decimals and NaN inside) are cells, not crashes."""
+    con = duckdb.connect()
+    row = con.sql(
+        "select '0f8fad5b-d9cb-469f-a165-70867728950e'::uuid, interval 90 minute, [1.5::decimal(3, 1), 'nan'::double], "
+        "{'a': 2.5::decimal(3, 1)}"
+    ).fetchone()
+    text = rows_json([row])
+    assert json.loads(text) == [["0f8fad5b-d9cb-469f-a165-70867728950e", "1:30:00", [1.5, "nan"], {"a": 2.5}]]
 
 
 def test_numbers_compare_by_value_across_engines():

@@ -119,3 +119,14 @@ def test_sandboxed_rows_score_like_gold_rows(sandbox):
     wrong = sandbox.run("concert_singer", "SELECT name FROM singer WHERE age > 40")
     assert exec_acc_loft(gold, json.loads(wrong.rows_json())) == 0.0
     assert sandbox.run("concert_singer", "DROP TABLE singer").status == "rejected"
+
+
+def test_uuid_and_interval_results_are_scored_not_crashes(sandbox):
+    result = sandbox.run(
+        "concert_singer",
+        "SELECT '0f8fad5b-d9cb-469f-a165-70867728950e'::UUID, INTERVAL 2 DAY FROM singer LIMIT 1",
+    )
+    assert result.status == "ok", result.error
+    assert json.loads(result.rows_json()) == [["0f8fad5b-d9cb-469f-a165-70867728950e", "2 days, 0:00:00"]]
+    # the worker lives on: the next query runs
+    assert sandbox.run("concert_singer", "SELECT count(*) FROM singer").status == "ok"

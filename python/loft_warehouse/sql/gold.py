@@ -89,20 +89,30 @@ class Execution:
 
 
 def json_safe(value: Any) -> Any:
-    """A result cell as JSON: decimals as floats, times as ISO text, booleans as 0/1."""
+    """A result cell as JSON: decimals as floats, times as ISO text, booleans as 0/1, lists and
+    structs cell by cell, and any other engine type (UUID, INTERVAL, ...) as its text, so that
+    every result DuckDB can return is scored rather than crashing the worker."""
+    if value is None or isinstance(value, str):
+        return value
     if isinstance(value, bool):
         return int(value)
+    if isinstance(value, int):
+        return value
     if isinstance(value, Decimal):
         return float(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
     if isinstance(value, dt.datetime):
         return value.isoformat(sep=" ")
     if isinstance(value, dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, bytes):
         return value.hex()
-    return value
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    return str(value)
 
 
 def rows_json(rows: list[tuple]) -> str:
