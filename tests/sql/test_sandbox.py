@@ -53,6 +53,13 @@ def test_a_query_runs_with_sqlite_semantics(sandbox):
         "SELECT count(*) FROM singer; DROP TABLE singer",
         "SELECT * FROM other.main.singer",
         "this is not sql (",
+        # SQL, names or settings inside strings (issue 33): functions SQLite does not have
+        "SELECT * FROM singer, LATERAL query('SELECT name, value FROM duckdb_settings()')",
+        "SELECT * FROM singer, LATERAL query_table('singer')",
+        "SELECT current_setting('secret_directory') FROM singer",
+        "SELECT getenv('HOME') FROM singer",
+        "SELECT (SELECT count(*) FROM singer WHERE name = current_setting('temp_directory'))",
+        "SELECT md5(name) FROM singer",
     ],
 )
 def test_hostile_sql_is_rejected_without_side_effects(sandbox, sql):
@@ -130,3 +137,19 @@ def test_uuid_and_interval_results_are_scored_not_crashes(sandbox):
     assert json.loads(result.rows_json()) == [["0f8fad5b-d9cb-469f-a165-70867728950e", "2 days, 0:00:00"]]
     # the worker lives on: the next query runs
     assert sandbox.run("concert_singer", "SELECT count(*) FROM singer").status == "ok"
+
+
+def test_sqlite_functions_pass_the_check_and_others_are_named():
+    tables = {"singer"}
+    check_query(
+        "SELECT count(DISTINCT name), avg(age), group_concat(name, ','), substr(name, 1, 2), instr(name, 'a'), "
+        "iif(age > 30, 'old', 'young'), ifnull(country, '-'), strftime('%Y', 'now'), julianday('now'), "
+        "printf('%d', age), total(age), round(abs(age) / 2.0, 1), CAST(age AS TEXT) || 'x', "
+        "row_number() OVER (ORDER BY age) FROM singer WHERE name LIKE 'A%' AND age BETWEEN 1 AND 99 "
+        "AND EXISTS (SELECT 1 FROM singer) GROUP BY country",
+        tables,
+    )
+    with pytest.raises(Rejected, match="function query is not a SQLite function"):
+        check_query("SELECT * FROM singer, LATERAL query('SELECT 1')", tables)
+    with pytest.raises(Rejected, match="function list_value is not a SQLite function"):
+        check_query("SELECT list_value(age) FROM singer", tables)

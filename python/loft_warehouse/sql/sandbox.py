@@ -3,7 +3,10 @@
 Four layers, each enough on its own for the cases tested:
 1. a static check (sqlglot): one statement, a query (SELECT / set operation, CTEs allowed),
    every table one of the database's tables or a CTE in scope where it is read, no table
-   functions and no file-reading functions; SQL over a length cap is refused unparsed;
+   functions, and every function one SQLite has (an allow-list, sql.sqlite_functions: DuckDB's
+   own, such as query() that runs SQL given as a string, never reach the engine); the DuckDB
+   rewrite is checked again against file, SQL-string and settings functions; SQL over a length
+   cap is refused unparsed;
 2. the engine: each database is a DuckDB file opened read-only, with external access disabled
    (no files, no ATTACH/INSTALL/LOAD/COPY), extension autoloading off and the configuration
    locked, one thread and a memory cap;
@@ -36,7 +39,7 @@ import sqlglot
 from sqlglot import exp
 
 from loft_warehouse.errors import ConfigurationError
-from loft_warehouse.sql import rewrite
+from loft_warehouse.sql import rewrite, sqlite_functions
 from loft_warehouse.sql.gold import json_safe
 
 TIMEOUT_S = 5.0
@@ -75,7 +78,10 @@ _FORBIDDEN_NODES = (
     exp.Export,
 )
 _QUERY_ROOTS = (exp.Select, exp.SetOperation, exp.Subquery)
-_FILE_FUNCTIONS = ("read_", "glob", "sniff_csv", "parquet_", "load", "install", "import", "export")
+_FILE_FUNCTIONS = (
+    "read_", "glob", "sniff_csv", "parquet_", "load", "install", "import", "export",
+    "query", "duckdb_", "current_setting", "getenv", "pragma_", "which_secret",
+)  # fmt: skip
 
 
 class Rejected(ValueError):
@@ -149,6 +155,8 @@ def check_query(sql: str, tables: set[str], dialect: str = "sqlite") -> exp.Expr
             if node.name.lower() not in tables and node.name.lower() not in ctes_in_scope(node):
                 raise Rejected(f"unknown table {node.name!r}")
         if isinstance(node, exp.Func):
+            if dialect == "sqlite" and (missing := sqlite_functions.disallowed(node)):
+                raise Rejected(f"function {missing} is not a SQLite function")
             name = (node.sql_name() if not isinstance(node, exp.Anonymous) else node.name).lower()
             if name.startswith(_FILE_FUNCTIONS):
                 raise Rejected(f"function {name} is not allowed")
