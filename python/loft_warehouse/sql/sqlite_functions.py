@@ -60,6 +60,10 @@ SQLITE_OPERATORS = (
     "count(*)",
     "a -> '$.b'",
     "a ->> '$.b'",
+    "CURRENT_DATE",
+    "CURRENT_TIME",
+    "CURRENT_TIMESTAMP",
+    "a IS NOT DISTINCT FROM b",
 )
 
 
