@@ -17,7 +17,8 @@ import pytest
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.scoring.importer import imported_frame, warehouse_queries
 from loft_warehouse.scoring.upstream_files import SCORED_QUERY_SCHEMA
-from loft_warehouse.sql.import_sql import land_sql, read_sql_prediction_file
+from loft_warehouse.sql.import_sql import land_sql, read_sql_prediction_file, sandbox_note
+from loft_warehouse.sql.sandbox import SandboxResult
 from tests.scoring.sqlkit import Scenario, insert
 
 COUNT = [[6]]
@@ -218,4 +219,14 @@ def test_metrics_count_errors_as_answered_zeros(scored: tuple[Scenario, Path]) -
         ("spider", "exec_acc_conversation_strict", "conversation", 13, 1, 8, 2 / 13),
         ("spider", "exec_acc_loft", "turn", 13, 1, 8, 3 / 13),
         ("spider", "exec_acc_strict", "turn", 13, 1, 8, 2 / 13),
+    ]
+
+
+def test_the_sandbox_note_is_one_last_line_even_for_a_multi_line_error() -> None:
+    error = "unparseable SQL: Expected table name.\n  Line 1, Col: 16.\n  SELECT * FROM ("
+    result = SandboxResult("rejected", error=error)
+    note = sandbox_note("SELECT * FROM (\n", result)
+    assert note.splitlines() == [
+        "SELECT * FROM (",
+        "-- sandbox rejected: unparseable SQL: Expected table name. Line 1, Col: 16. SELECT * FROM (",
     ]

@@ -92,8 +92,9 @@ def read_sql_prediction_file(path: Path, queries: pl.DataFrame, scope: str) -> l
 
 
 def sandbox_note(sql: str | None, result: SandboxResult) -> str:
-    """The SQL as written, then one line saying what the sandbox made of it."""
-    detail = result.error if result.error else f"{len(result.rows)} row(s)"
+    """The SQL as written, then one line saying what the sandbox made of it (a detail that runs
+    over several lines, such as a parse error, is joined onto it, so the note stays last)."""
+    detail = " ".join(result.error.split()) if result.error else f"{len(result.rows)} row(s)"
     note = f"-- sandbox {result.status}: {detail}"
     return note if sql is None else f"{sql.rstrip()}\n{note}"
 
