@@ -17,7 +17,7 @@ import pytest
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.scoring.importer import imported_frame, warehouse_queries
 from loft_warehouse.scoring.upstream_files import SCORED_QUERY_SCHEMA
-from loft_warehouse.sql.import_sql import land_sql, read_sql_prediction_file, sandbox_note
+from loft_warehouse.sql.import_sql import FileBudget, land_sql, read_sql_prediction_file, sandbox_note
 from loft_warehouse.sql.sandbox import SandboxResult
 from tests.scoring.sqlkit import Scenario, insert
 
@@ -230,3 +230,31 @@ def test_the_sandbox_note_is_one_last_line_even_for_a_multi_line_error() -> None
         "SELECT * FROM (",
         "-- sandbox rejected: unparseable SQL: Expected table name. Line 1, Col: 16. SELECT * FROM (",
     ]
+
+
+def test_a_file_cannot_take_more_than_its_budget(root: Path, tmp_path: Path) -> None:
+    """Each turn asks for the four French singers (about 70 bytes of JSON); the file may take 100
+    bytes of results, then 5 rows, then no time at all: the turns past a budget land as errors."""
+    queries = pl.DataFrame(
+        {"task": ["sql"] * 4, "dataset": ["spider"] * 4, "split": ["test"] * 4, "qid": ["a", "b", "c", "d"],
+         "turn": [0] * 4, "n_turns": [1] * 4, "db_id": ["concert_singer"] * 4}
+    )  # fmt: skip
+    france = "SELECT name FROM singer WHERE country = 'France'"
+    file = _write(tmp_path / "p.jsonl", [{"qid": q, "num_turns": 1, "sql": [france]} for q in "abcd"])
+    options = {"system": "t2s", "size": "128k", "root": root, "timeout_s": 5.0, "dataset": "spider"}
+    runs = {
+        "bytes": FileBudget(result_bytes=100),
+        "rows": FileBudget(rows=5),
+        "seconds": FileBudget(seconds=0.0),
+    }
+    for name, budget in runs.items():
+        landed, statuses = land_sql(file, queries, directory=tmp_path / name, budget=budget, **options)
+        notes = [text.splitlines()[-1] for text in pl.read_parquet(landed).sort("qid")["raw_text"]]
+        if name == "seconds":
+            assert statuses == {"error": 4}
+            assert set(notes) == {"-- sandbox error: not run: the file's 0 s budget is spent"}
+        else:
+            limit = "100 bytes" if name == "bytes" else "5 rows"
+            assert statuses == {"ok": 1, "error": 3}, name
+            assert notes[0] == "-- sandbox ok: 4 row(s)"
+            assert notes[1:] == [f"-- sandbox error: the file's results passed their budget of {limit}"] * 3

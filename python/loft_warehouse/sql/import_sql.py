@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,32 @@ from loft_warehouse.settings import data_dir
 from loft_warehouse.sql.sandbox import TIMEOUT_S, Sandbox, SandboxResult
 
 DATASETS = ("spider", "sparc")
+
+
+@dataclass(frozen=True)
+class FileBudget:
+    """What one prediction file may take in all (each query is capped on its own as well): result
+    bytes (as JSON), result rows and sandbox seconds. A turn that would pass a budget is scored
+    as an oversized result is (no rows, an error note); once the time is spent, the file's
+    remaining turns are not run. The defaults keep an import and its build on this 23 GiB,
+    2-core machine far from its memory."""
+
+    result_bytes: int = 128 * 2**20
+    rows: int = 1_000_000
+    seconds: float = 3600.0
+
+    def spend(self, used: dict[str, float], result: SandboxResult) -> SandboxResult:
+        """The result as landed: itself, or an error when it would pass the bytes or rows budget
+        (what it takes is added to `used` only when it lands)."""
+        size = len(result.rows_json() or "")
+        rows = len(result.rows)
+        if used["bytes"] + size > self.result_bytes:
+            return SandboxResult("error", error=f"the file's results passed their budget of {self.result_bytes} bytes")
+        if used["rows"] + rows > self.rows:
+            return SandboxResult("error", error=f"the file's results passed their budget of {self.rows} rows")
+        used["bytes"] += size
+        used["rows"] += rows
+        return result
 
 
 @dataclass(frozen=True)
@@ -111,6 +138,7 @@ def land_sql(
     root: Path | None = None,
     directory: Path | None = None,
     timeout_s: float = TIMEOUT_S,
+    budget: FileBudget = FileBudget(),
 ) -> tuple[Path, Counter[str]]:
     """Check a SQL prediction file, run every turn in the sandbox and land the result rows.
 
@@ -124,10 +152,18 @@ def land_sql(
     predictions = read_sql_prediction_file(path, scope, f"{split} query of sql/{dataset} at {size}")
     rows: list[dict] = []
     statuses: Counter[str] = Counter()
+    used = {"bytes": 0.0, "rows": 0.0, "seconds": 0.0}
     with Sandbox(root or data_dir(), timeout_s=timeout_s) as box:
         for prediction in predictions:
             for turn, sql in enumerate(prediction.sql):
-                result = box.run(prediction.db_id, sql) if sql is not None else SandboxResult("error", error="no SQL")
+                started = time.monotonic()
+                if used["seconds"] >= budget.seconds:
+                    result = SandboxResult("error", error=f"not run: the file's {budget.seconds:g} s budget is spent")
+                elif sql is None:
+                    result = SandboxResult("error", error="no SQL")
+                else:
+                    result = budget.spend(used, box.run(prediction.db_id, sql))
+                used["seconds"] += time.monotonic() - started
                 statuses[result.status] += 1
                 answer = json.loads(result.rows_json() or "[]")
                 rows.append(
@@ -165,6 +201,7 @@ def _run(args: argparse.Namespace) -> int:
         root=data_dir(args.data_dir),
         directory=imports_dir(args.imports_dir),
         timeout_s=args.timeout_s,
+        budget=FileBudget(args.max_file_result_bytes, args.max_file_rows, args.max_file_seconds),
     )
     counts = ", ".join(f"{status} {n}" for status, n in sorted(statuses.items()))
     print(f"ran {sum(statuses.values())} turn(s) in the sandbox: {counts}")
@@ -183,5 +220,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--dataset", required=True, choices=DATASETS)
     add_landing_arguments(parser)
     parser.add_argument("--timeout-s", type=float, default=TIMEOUT_S, help="time limit per query (seconds)")
+    defaults = FileBudget()
+    parser.add_argument("--max-file-result-bytes", type=int, default=defaults.result_bytes,
+                        help="result bytes (JSON) the whole file may return")  # fmt: skip
+    parser.add_argument("--max-file-rows", type=int, default=defaults.rows, help="result rows the file may return")
+    parser.add_argument("--max-file-seconds", type=float, default=defaults.seconds,
+                        help="sandbox seconds the whole file may take")  # fmt: skip
     parser.add_argument("--data-dir", default=None, help="data root (default: $LOFT_DATA_DIR or ../shared/data)")
     parser.set_defaults(func=_run)
