@@ -70,3 +70,12 @@ def test_an_empty_test_split_is_refused_naming_the_file(tmp_path: Path) -> None:
     record = {"qid": "q2", "query_text": "y", "answers": [["d1", 1]], "metadata": {}}
     loaded = load("retrieval", _release(tmp_path / "full", json.dumps(record) + "\n"), ("few_shot", "dev", "test"))
     assert sorted(q.release_split for q in loaded.queries) == ["few_shot", "test"]
+
+
+def test_an_empty_pid_is_refused_naming_file_and_line(tmp_path: Path) -> None:
+    record = {"qid": "q2", "query_text": "y", "answers": [["d1", 1]], "metadata": {}}
+    folder = _release(tmp_path / "release", json.dumps(record) + "\n")
+    with open(folder / "corpus.jsonl", "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"pid": " ", "passage_text": "no ID"}) + "\n")
+    with pytest.raises(BadInputError, match=r"corpus.jsonl:2: empty pid"):
+        load("retrieval", folder, ("few_shot", "dev", "test"))

@@ -183,6 +183,8 @@ def load(task: str, folder: Path, splits: tuple[str, ...] | None = None) -> Sour
     for row, record in read_jsonl(corpus_path):
         require(record, ("pid", "passage_text"), corpus_path, row)
         _typed(record, "pid", (str,), corpus_path, row)
+        if not record["pid"].strip():
+            raise BadInputError(corpus_path, row, "empty pid: a document needs an ID to be shown and scored")
         _typed(record, "passage_text", (str,), corpus_path, row)
         _typed(record, "title_text", (str, type(None)), corpus_path, row)
         metadata = record.get("metadata") or {}
