@@ -66,6 +66,32 @@ def test_estimate_per_dataset_with_and_without_caching():
     assert "retrieval/nq" in text and "total s" in text
 
 
+def test_prompts_that_open_with_their_question_cache_nothing_and_cost_what_they_send():
+    """R&R's ICR prompts share a prefix id but open with the question (head): no cache reads, no
+    writes, and never a negative estimate (issue 35: an unsigned count minus one wrapped round)."""
+    prompts = pl.DataFrame(
+        {
+            "task": ["rag"] * 2,
+            "dataset": ["nq"] * 2,
+            "variant": ["default"] * 2,
+            "method": ["icr"] * 2,
+            "prefix_id": ["p1", "p1"],
+            "head": ["question one\n", "question two\n"],
+            "n_tokens_prefix": [1000, 1000],
+            "n_tokens_total": [1010, 1020],
+        }
+    )
+    system = System("s", "openai", "m", prices=PRICES, expected_output_tokens=50)
+    row = cost.estimate(prompts, [system], {}, "128k").row(0, named=True)
+    assert (row["n_requests"], row["input_tokens"], row["cacheable_tokens"], row["cache_write_tokens"]) == (
+        2,
+        2030,
+        0,
+        0,
+    )
+    assert row["cost_usd_with_cache"] == row["cost_usd_no_cache"] == pytest.approx((2030 * 2 + 100 * 10) / 1e6)
+
+
 def test_estimate_counts_prompts_over_the_window_in_the_systems_tokenizer():
     needs_tiktoken_files()
     suffix = "====== Now let's start! ======\nquery a0\n"

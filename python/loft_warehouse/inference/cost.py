@@ -255,7 +255,7 @@ def estimate(
                 .group_by("task", "dataset", "method", "stage", "prefix_id")
                 .agg(
                     pl.len().alias("n"),
-                    pl.col("opens_with_prefix").sum().alias("n_cacheable"),
+                    pl.col("opens_with_prefix").sum().cast(pl.Int64).alias("n_cacheable"),
                     pl.col("n_tokens_prefix").first().alias("prefix_tokens"),
                     pl.col("n_tokens_total").sum().alias("total_tokens"),
                 )
