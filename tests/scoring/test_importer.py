@@ -14,7 +14,13 @@ import pytest
 from loft_warehouse.cli import main
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.prompts.store import prompt_id
-from loft_warehouse.scoring.importer import IMPORTED_SCHEMA, imported_frame, land, land_with_answer_file
+from loft_warehouse.scoring.importer import (
+    IMPORTED_SCHEMA,
+    dataset_name,
+    imported_frame,
+    land,
+    land_with_answer_file,
+)
 from loft_warehouse.scoring.upstream_files import SCORED_QUERY_SCHEMA, answer_file_queries
 from tests.scoring.sqlkit import Scenario, insert
 
@@ -337,3 +343,11 @@ def test_answer_file_queries_read_loft_layouts(tmp_path: Path) -> None:
     ]
     with pytest.raises(BadInputError, match="only --task icl reads it"):
         answer_file_queries(bbh, "rag", "bbh", "test")
+
+
+def test_the_dataset_is_named_as_the_build_names_it_too() -> None:
+    """--dataset takes `arguana` or the build's `retrieval/arguana` (issue 35: one name for both)."""
+    assert dataset_name("retrieval", "arguana") == "arguana"
+    assert dataset_name("retrieval", "retrieval/arguana") == "arguana"
+    with pytest.raises(ConfigurationError, match="--dataset rag/nq: a rag dataset, but --task is a retrieval task"):
+        dataset_name("retrieval", "rag/nq")

@@ -372,12 +372,24 @@ def add_landing_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def dataset_name(task: str, given: str) -> str:
+    """The dataset as --dataset names it: `arguana`, or `retrieval/arguana` as the build's
+    `datasets` var writes it (its task must be --task's)."""
+    prefix, slash, name = given.partition("/")
+    if not slash:
+        return given
+    if prefix != task:
+        raise ConfigurationError(f"--dataset {given}: a {prefix} dataset, but --task is a {task} task")
+    return name
+
+
 def _land_from_args(args: argparse.Namespace) -> Path:
     """Read and land the file the arguments name; the queries it read die with this call, so a
     --build that follows does not hold them."""
     from loft_warehouse.prompts.export import default_database
 
     task, _ = TASK_TYPES[args.task]
+    args.dataset = dataset_name(task, args.dataset)
     directory = imports_dir(args.imports_dir)
     database = default_database()
     check_landing(system=args.system, size=args.size, task=task, dataset=args.dataset, split=args.split,
@@ -423,7 +435,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("file", help="JSON lines: {qid, num_turns, model_outputs: [...per turn...]}")
     parser.add_argument("--task", required=True, choices=list(TASK_TYPES), help="LOFT's task type")
-    parser.add_argument("--dataset", required=True, help="warehouse dataset name, e.g. arguana")
+    parser.add_argument("--dataset", required=True, help="warehouse dataset, e.g. arguana or retrieval/arguana")
     parser.add_argument("--queries", default=None, help="LOFT's answer file for these predictions (no build needed)")
     parser.add_argument("--strict-input", action="store_true", help="refuse what LOFT's evaluator silently resolves")
     parser.add_argument(
