@@ -35,6 +35,19 @@ def test_estimate_cost_prints_the_table_from_the_warehouse(tmp_path, capsys):
     assert (tmp_path / "e.csv").read_text().startswith("system,model,size")
 
 
+def test_estimate_cost_of_a_size_not_built_says_so_in_one_line(tmp_path, capsys):
+    database = tmp_path / "loft.duckdb"
+    with duckdb.connect(str(database)) as con:
+        con.sql("create schema loft_128k")
+        con.sql("create table loft_128k.prompts as select 1 as x")
+    assert main(["estimate-cost", "--size", "32k", "--database", str(database)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        f"loft estimate-cost: {database} has no 32k prompts (built: 128k); build them first: "
+        "dbt build --select loft_32k"
+    ]
+
+
 def test_responses_status_summarises_the_store(tmp_path, capsys):
     path = tmp_path / "s.sqlite"
     with ResponseStore(path) as store:

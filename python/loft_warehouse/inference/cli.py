@@ -15,6 +15,7 @@ import duckdb
 import polars as pl
 
 from loft_warehouse.design import Design
+from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost
 from loft_warehouse.inference.store import ResponseStore, store_path
 from loft_warehouse.inference.systems import parse_selection, select
@@ -37,6 +38,18 @@ def _estimate(args: argparse.Namespace) -> int:
         tables = {name for (name,) in con.execute(
             "select table_name from information_schema.tables where table_schema = ?", [schema]
         ).fetchall()}  # fmt: skip
+        if "prompts" not in tables:
+            built = sorted(
+                name.removeprefix("loft_")
+                for (name,) in con.execute(
+                    "select distinct table_schema from information_schema.tables where table_name = 'prompts'"
+                ).fetchall()
+                if name.startswith("loft_")
+            )
+            raise ConfigurationError(
+                f"{database} has no {args.size} prompts (built: {', '.join(built) or 'no size'}); "
+                f"build them first: dbt build --select {schema}"
+            )
         prompts = project(con.table(f"{schema}.prompts"), ESTIMATE_COLUMNS)
         if args.split:
             prompts = prompts.filter(pl.col("split") == args.split)
