@@ -39,6 +39,9 @@ def test_selection_from_vars_and_env_strings():
     assert [s.name for s in select(systems, ["gpt-4o", "bm25", "gpt-4o"])] == ["gpt-4o", "bm25"]
     with pytest.raises(ConfigurationError, match="unknown system"):
         select(systems, ["gpt-5"])
+    typo = r"unknown system\(s\) \['gtp-4o'\] \('gtp-4o': did you mean 'gpt-4o'\?\)"
+    with pytest.raises(ConfigurationError, match=typo):
+        select(systems, ["gtp-4o"])
 
 
 def test_bad_entries_are_configuration_errors(tmp_path):

@@ -7,6 +7,7 @@ and are looked up at run time, never stored on the System object.
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,13 +214,24 @@ def parse_selection(value: Any) -> list[str] | None:
     raise ConfigurationError(f"systems selection must be a list or comma-separated names, got {value!r}")
 
 
+def unknown_systems(unknown: list[str], configured: list[str]) -> str:
+    """The message for system names that are not configured, with the closest name for a typo."""
+    hints = [
+        f"{name!r}: did you mean {close[0]!r}?"
+        for name in unknown
+        if (close := difflib.get_close_matches(name, configured, n=1, cutoff=0.6))
+    ]
+    hint = f" ({'; '.join(hints)})" if hints else ""
+    return f"unknown system(s) {unknown}{hint}; configured: {configured}"
+
+
 def select(systems: dict[str, System], names: list[str] | None) -> list[System]:
     """The selected systems: named ones (unknown names raise), or every `default: true` one."""
     if names is None:
         return [s for s in systems.values() if s.default]
     unknown = [n for n in names if n not in systems]
     if unknown:
-        raise ConfigurationError(f"unknown system(s) {unknown}; configured: {list(systems)}")
+        raise ConfigurationError(unknown_systems(unknown, list(systems)))
     chosen = [systems[n] for n in dict.fromkeys(names)]
     planted = [s.name for s in chosen if s.provider == "planted"]
     if planted and len(planted) < len(chosen):

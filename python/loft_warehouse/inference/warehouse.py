@@ -30,6 +30,7 @@ from loft_warehouse.inference.systems import (
     parse_selection,
     select,
     systems_file,
+    unknown_systems,
 )
 from loft_warehouse.model_tokens import rank_dir
 
@@ -94,7 +95,7 @@ def configured_systems(systems_file_setting: str | None, batch: Any = None) -> d
     names = parse_selection(value) or []
     unknown = [n for n in names if n not in systems]
     if unknown:
-        raise ConfigurationError(f"batch: unknown system(s) {unknown}; configured: {list(systems)}")
+        raise ConfigurationError(f"batch: {unknown_systems(unknown, list(systems))}")
     for name in names:
         if systems[name].provider not in BATCH_PROVIDERS:
             raise ConfigurationError(
