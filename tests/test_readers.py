@@ -26,3 +26,10 @@ def test_numbers_and_strings_named_like_them_still_read(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     path.write_text('{"answers": ["NaN", 1e308, -0.5]}\n')
     assert list(read_jsonl(path)) == [(1, {"answers": ["NaN", 1e308, -0.5]})]
+
+
+def test_model_outputs_may_hold_nan_as_python_reads_them(tmp_path: Path) -> None:
+    path = tmp_path / "preds.jsonl"
+    path.write_text('{"qid": "q1", "model_outputs": [[NaN, Infinity]]}\n')
+    [(line, record)] = list(read_jsonl(path, allow_nan=True))
+    assert line == 1 and str(record["model_outputs"]) == "[[nan, inf]]"

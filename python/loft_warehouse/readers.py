@@ -74,13 +74,15 @@ def loads(text: str) -> Any:
     return json.loads(text, parse_constant=_refuse_constant)
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (1-based line number, object) for each non-blank line; a bad line raises."""
+def read_jsonl(path: Path, *, allow_nan: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (1-based line number, object) for each non-blank line; a bad line raises.
+    allow_nan reads NaN and Infinity as Python does (a model's outputs, which LOFT's evaluator
+    reads so); data and gold refuse them."""
     for line_no, line in read_lines(path):
         if not line.strip():
             continue
         try:
-            record = loads(line)
+            record = json.loads(line) if allow_nan else loads(line)
         except json.JSONDecodeError as exc:
             raise BadInputError(path, line_no, f"malformed JSON ({exc.msg})") from exc
         except NotJSONError as exc:

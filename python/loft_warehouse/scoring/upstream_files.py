@@ -192,7 +192,7 @@ def prediction_rows(
     known = known_queries(queries.lazy().collect())
     summary = Summary()
     chosen: dict[str, tuple[int, dict[str, Any]]] = {}
-    for line, record in read_jsonl(path):
+    for line, record in read_jsonl(path, allow_nan=True):
         summary.lines += 1
         require(record, ("qid", "num_turns", "model_outputs"), path, line)
         qid = str(record["qid"])
