@@ -118,3 +118,27 @@ def test_bm25_ranks_a_merged_page_by_all_its_passages(tmp_path):
     row = prompt_row("px", "q1", "purr\n", task="rag", dataset="quest", corpus_id="q")
     assert provider.rank({**row, "variant": "default", "prompt_id": "default/q1"}) == ["2"]
     assert provider.rank({**row, "variant": "merged_pages", "prompt_id": "merged/q1"}) == ["0"]
+
+
+def test_untitled_passages_stay_pages_of_their_own_when_merged(tmp_path):
+    """As prompts.variants.merged_pages: a passage with no title is its own page, never merged
+    with the other untitled ones."""
+    from loft_warehouse.inference.providers.bm25 import BM25Provider
+
+    corpus = pl.DataFrame(
+        {"task": ["rag"] * 3, "dataset": ["quest"] * 3, "corpus_id": ["q"] * 3, "doc_id": [0, 1, 2],
+         "pid": ["u1", "u2", "t1"], "title": ["", "", "T"], "text": ["cats purr", "dogs bark", "fish swim"]}
+    )  # fmt: skip
+    doc_ids = pl.DataFrame(
+        {"task": ["rag"] * 3, "dataset": ["quest"] * 3, "corpus_id": ["q"] * 3, "variant": ["merged_pages"] * 3,
+         "shown_id": ["0", "1", "2"], "pid": ["u1", "u2", "t1"]}
+    )  # fmt: skip
+    queries = pl.DataFrame(
+        {"task": ["rag"], "dataset": ["quest"], "corpus_id": ["q"], "qid": ["q1"], "turn": [0], "query_text": ["bark"]}
+    )
+    system = load_systems(
+        write_systems(tmp_path / "s.yaml", [{"name": "b", "provider": "bm25", "options": {"top_k": 1}}])
+    )["b"]
+    provider = BM25Provider(system, corpus, doc_ids, queries)
+    row = prompt_row("px", "q1", "bark\n", task="rag", dataset="quest", corpus_id="q")
+    assert provider.rank({**row, "variant": "merged_pages", "prompt_id": "merged/q1"}) == ["1"]

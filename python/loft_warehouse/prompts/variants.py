@@ -202,6 +202,10 @@ def _move_block(docs: list[Doc], moved: set[str], position: int) -> list[Doc]:
     return rest[:at] + block + rest[at:]
 
 
+# What joins the passages of one page (an untitled passage is a page of its own).
+PAGE_SEPARATOR = " "
+
+
 def merged_pages(collection: Collection) -> Collection:
     """The collection with one document per page (title): its passages' texts joined by a space
     in corpus order, at the first passage's place and under its pid; every query's gold
@@ -212,7 +216,7 @@ def merged_pages(collection: Collection) -> Collection:
     docs = [
         replace(
             passages[0],
-            text=" ".join(p.text for p in passages),
+            text=PAGE_SEPARATOR.join(p.text for p in passages),
             n_tokens=sum(p.n_tokens for p in passages),
         )
         for passages in pages.values()

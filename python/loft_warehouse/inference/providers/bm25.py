@@ -20,7 +20,7 @@ from bm25s.tokenization import Tokenizer
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.providers.base import Completion, PermanentError, Request
 from loft_warehouse.inference.systems import System
-from loft_warehouse.prompts.variants import VARIANTS
+from loft_warehouse.prompts.variants import PAGE_SEPARATOR, VARIANTS
 
 DEFAULT_TOP_K = 5
 logging.getLogger("bm25s").setLevel(logging.WARNING)
@@ -56,15 +56,17 @@ def document_text(title: str | None, text: str) -> str:
 
 def _merged_pages_text(shown: pl.DataFrame, corpus: pl.DataFrame) -> pl.DataFrame:
     """A merged_pages variant shows each page under its first passage's pid with the text of
-    all its passages (prompts.variants.merged_pages): bm25 ranks those texts."""
+    all its passages, an untitled passage being its own page (prompts.variants.merged_pages):
+    bm25 ranks those texts."""
     merging = [name for name, variant in VARIANTS.items() if variant.merge_pages]
     if shown.filter(pl.col("variant").is_in(merging)).height == 0:
         return shown
     keys = ["task", "dataset", "corpus_id"]
     ordered = corpus.sort([*keys, "doc_id"]) if "doc_id" in corpus.columns else corpus
+    page = pl.when(pl.col("title").fill_null("") == "").then(pl.col("pid")).otherwise(pl.col("title"))
     pages = (
-        ordered.group_by([*keys, pl.col("title").fill_null(pl.col("pid")).alias("page")], maintain_order=True)
-        .agg(pl.col("pid").first(), pl.col("text").str.join(" ").alias("page_text"))
+        ordered.group_by([*keys, page.alias("page")], maintain_order=True)
+        .agg(pl.col("pid").first(), pl.col("text").str.join(PAGE_SEPARATOR).alias("page_text"))
         .drop("page")
     )
     return (
