@@ -75,10 +75,14 @@ def build(
         as_dict=True,
         maintain_order=True,
     )
+    shown: dict[tuple[str, str, str, str], Collection] = {}
     for (system, task, dataset, corpus_id, variant, name, qid, turn), group in groups.items():
         collection = by_key.get((task, dataset, corpus_id))
         if collection is not None:
-            collection = for_variant(collection, VARIANTS.get(variant))
+            key = (task, dataset, corpus_id, variant)
+            if key not in shown:
+                shown[key] = for_variant(collection, VARIANTS.get(variant))
+            collection = shown[key]
         query = next((q for q in collection.evaluated if q.qid == qid), None) if collection else None
         if collection is None or query is None:
             continue
