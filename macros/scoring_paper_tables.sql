@@ -1449,7 +1449,7 @@ paper as (
 ),
 
 answer_cells as (
-    select * exclude (method_family), method_family
+    select *
     from ({{ scoring_rr_cells(scores, variants, arms, seed) }})
     where method_family = 'cic'
 ),
