@@ -26,7 +26,7 @@ What is timed on each side:
 The ratio column is warehouse time / LOFT time per pair (median, min-max). Without --loft only
 the warehouse side runs. --memory-limit caps DuckDB's memory in the warehouse runs as
 $LOFT_DUCKDB_MEMORY_LIMIT does in builds and imports (it spills to disk beyond that); without it
-DuckDB keeps pages cached up to 80% of RAM, which is what a large run's peak then shows.
+the warehouse's default applies, a quarter of the machine's memory (settings.duckdb_memory_limit).
 """
 
 from __future__ import annotations
@@ -432,7 +432,8 @@ def main() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
     if args.memory_limit:
         env["LOFT_DUCKDB_MEMORY_LIMIT"] = args.memory_limit
-    print(f"warehouse DuckDB memory limit: {env.get('LOFT_DUCKDB_MEMORY_LIMIT') or 'DuckDB default (80% of RAM)'}")
+    limit = env.get("LOFT_DUCKDB_MEMORY_LIMIT") or "unset: the warehouse default, a quarter of this machine's memory"
+    print(f"warehouse DuckDB memory limit: {limit}")
     results: list[Pairs] = []
     jobs: list[tuple[str, list[str] | None, list[str]]] = []
     for name, _, n in sets:

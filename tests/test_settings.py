@@ -66,11 +66,20 @@ def _memory_limit(con: duckdb.DuckDBPyConnection) -> str:
     return f"{row[0]} in {row[1]}"
 
 
-def test_a_memory_limit_is_set_only_when_asked_for(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_memory_limit_is_always_set_by_default_a_quarter_of_the_machine(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.delenv("LOFT_DUCKDB_MEMORY_LIMIT", raising=False)
     default = _memory_limit(duckdb.connect())
-    assert settings.duckdb_memory_limit() is None
-    assert _memory_limit(settings.limit_memory(duckdb.connect(), tmp_path / "spill")) == default
+    quarter = settings.machine_memory_bytes() // 4 // 2**20
+    assert settings.duckdb_memory_limit() == f"{max(quarter, 1024)}MiB"
+    sized = duckdb.connect()
+    sized.execute(f"set memory_limit = '{max(quarter, 1024)}MiB'")
+    machine_sized = _memory_limit(settings.limit_memory(duckdb.connect(), tmp_path / "spill"))
+    assert machine_sized == f"{_memory_limit(sized).split(' in ')[0]} in {tmp_path / 'spill'}"
+    assert machine_sized.split(" in ")[0] != default.split(" in ")[0]
+    monkeypatch.setattr(settings, "machine_memory_bytes", lambda: 2 * 2**30)
+    assert settings.duckdb_memory_limit() == "1024MiB"
     monkeypatch.setenv("LOFT_DUCKDB_MEMORY_LIMIT", " 300MB ")
     expected = duckdb.connect()
     expected.execute("set memory_limit = '300MB'")

@@ -17,3 +17,7 @@ class BadInputError(ValueError):
 
 class ConfigurationError(RuntimeError):
     """A setting is missing or wrong; the message says what to set."""
+
+
+class CostLimitError(RuntimeError):
+    """The estimated cost of the calls still to make is above max_cost_usd."""

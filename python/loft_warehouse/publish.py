@@ -8,6 +8,12 @@ none of the guarantees below). So the warehouse file is always one
 whole successful build: a failed or killed build leaves the previous one untouched, a reader is
 never locked out (the build holds only the working file), and a reader that has the old file open
 keeps reading it until it reopens.
+
+A failed or killed build also leaves the working file half new, half old. The `on-run-start` hook
+marks the working file as unpublished (`begin_build`) and a publish clears the mark; dbt's next
+run finds the mark before it opens the working file and starts from the published build
+(`restore_unpublished`), so a partial selection (`--select <size>__int_imported_queries+`) can
+never publish the killed build's tables beside the last good build's.
 """
 
 from __future__ import annotations
@@ -17,14 +23,23 @@ import shutil
 import time
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: DuckDB's own lock still refuses a second writer
+    fcntl = None  # type: ignore[assignment]
 
-def publish(working: str, published: str) -> str:
-    """Copy `working` (checkpointed, no writer active) over `published` atomically; one line back."""
-    source, target = Path(working).resolve(), Path(published).resolve()
-    if source == target:
-        return f"built in place: {target}"
-    started = time.monotonic()
-    partial = target.with_name(f".{target.name}.{os.getpid()}.publishing")
+
+def _paths(working: str, published: str) -> tuple[Path, Path]:
+    return Path(working).resolve(), Path(published).resolve()
+
+
+def unpublished_marker(working: Path) -> Path:
+    """The file that says `working` holds tables no publish has taken yet."""
+    return working.with_name(working.name + ".unpublished")
+
+
+def _copy_durably(source: Path, target: Path) -> None:
+    partial = target.with_name(f".{target.name}.{os.getpid()}.copying")
     try:
         shutil.copyfile(source, partial)
         with partial.open("rb+") as handle:
@@ -32,5 +47,55 @@ def publish(working: str, published: str) -> str:
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def publish(working: str, published: str) -> str:
+    """Copy `working` (checkpointed, no writer active) over `published` atomically; one line back."""
+    source, target = _paths(working, published)
+    if source == target:
+        return f"built in place: {target}"
+    started = time.monotonic()
+    _copy_durably(source, target)
+    unpublished_marker(source).unlink(missing_ok=True)
     size_mib = target.stat().st_size / 2**20
     return f"published {target} ({size_mib:.1f} MiB in {time.monotonic() - started:.1f} s)"
+
+
+def begin_build(working: str, published: str) -> str:
+    """Mark the working file unpublished before a run writes to it (cleared by `publish`)."""
+    source, target = _paths(working, published)
+    if source != target:
+        started = time.strftime("%Y-%m-%d %H:%M:%S")
+        unpublished_marker(source).write_text(f"build started {started} by pid {os.getpid()}\n")
+    return ""
+
+
+def _held_by_another_process(path: Path) -> bool:
+    if fcntl is None or not path.exists():
+        return False
+    with path.open("rb+") as handle:
+        try:
+            fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.lockf(handle, fcntl.LOCK_UN)
+    return False
+
+
+def restore_unpublished(working: str, published: str) -> str | None:
+    """Before dbt opens `working`: if the last run on it did not publish, replace it with the
+    published build (or remove it when nothing is published yet); one line back, None when
+    there was nothing to do. A working file another process holds is left to DuckDB's lock."""
+    source, target = _paths(working, published)
+    marker = unpublished_marker(source)
+    if source == target or not marker.exists() or _held_by_another_process(source):
+        return None
+    source.with_name(source.name + ".wal").unlink(missing_ok=True)
+    if target.exists():
+        _copy_durably(target, source)
+        line = f"the last build on {source} did not publish; starting from the published build {target}"
+    else:
+        source.unlink(missing_ok=True)
+        line = f"the last build on {source} did not publish and nothing is published yet; starting empty"
+    marker.unlink()
+    return line

@@ -6,6 +6,7 @@ set, ``../shared/data`` beside the project is used if it exists.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -109,13 +110,25 @@ def flag(value: Any, name: str) -> bool:
     raise ConfigurationError(f"{name} must be true or false, got {value!r}")
 
 
-def duckdb_memory_limit() -> str | None:
+def machine_memory_bytes() -> int:
+    """The memory this process may use: physical RAM, or a container's smaller cgroup limit."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        with contextlib.suppress(OSError):
+            value = Path(limit_file).read_text().strip()
+            if value.isdigit():
+                total = min(total, int(value))
+    return total
+
+
+def duckdb_memory_limit() -> str:
     """$LOFT_DUCKDB_MEMORY_LIMIT (e.g. 2GB): the most memory DuckDB may hold in a build or an
-    import before it spills to disk. Unset leaves DuckDB's default, 80% of RAM, which it fills
-    with cached pages on a large run whether it needs them or not."""
+    import before it spills to disk. Unset: a quarter of the machine's memory (at least 1 GiB),
+    because DuckDB's own default, 80% of RAM, fills with cached pages on a large run whether it
+    needs them or not, and a build's Python models need memory beside it."""
     value = os.environ.get("LOFT_DUCKDB_MEMORY_LIMIT", "").strip()
     if not value:
-        return None
+        return f"{max(1024, machine_memory_bytes() // 4 // 2**20)}MiB"
     if not _MEMORY.fullmatch(value):
         raise ConfigurationError(f"LOFT_DUCKDB_MEMORY_LIMIT must be a size such as 2GB or 1500MB, got {value!r}")
     return value
@@ -125,9 +138,7 @@ def limit_memory(con: duckdb.DuckDBPyConnection, spill_dir: Path | None = None) 
     """Apply duckdb_memory_limit() to a connection. An in-memory connection spills to spill_dir
     (DuckDB's default for it is .tmp in the working directory); a database file spills beside
     itself."""
-    limit = duckdb_memory_limit()
-    if limit is not None:
-        con.execute(f"set memory_limit = '{limit}'")
-        if spill_dir is not None:
-            con.execute("set temp_directory = ?", [str(spill_dir)])
+    con.execute(f"set memory_limit = '{duckdb_memory_limit()}'")
+    if spill_dir is not None:
+        con.execute("set temp_directory = ?", [str(spill_dir)])
     return con

@@ -6,9 +6,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from loft_warehouse.errors import BadInputError
+from loft_warehouse.errors import BadInputError, CostLimitError
 from loft_warehouse.inference import cost, runner
-from loft_warehouse.inference.cost import CostLimitError
 from loft_warehouse.inference.systems import Prices, System
 from tests.inference.support import (
     PREFIX_A,

@@ -170,6 +170,22 @@ def test_landing_keeps_types_and_replaces_on_reimport(tmp_path: Path) -> None:
     assert pl.read_parquet(target)["qid"].to_list() == ["t2"]
 
 
+def test_an_import_killed_while_landing_leaves_the_previous_file_whole(tmp_path: Path, monkeypatch) -> None:
+    """Issue 33 item 2: a kill while the parquet is written never leaves half a file where the
+    models read (the write goes to a side name and takes its place in one rename)."""
+    target, _ = _land(tmp_path, [line("t1", [["doc1"]])])
+
+    def killed_midway(frame: pl.DataFrame, path: Path, *args, **kwargs) -> None:
+        Path(path).write_bytes(b"PAR1 half a file")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", killed_midway)
+    with pytest.raises(KeyboardInterrupt):
+        _land(tmp_path, [line("t2", [["doc2"]])])
+    assert pl.read_parquet(target)["qid"].to_list() == ["t1"]
+    assert sorted(path.name for path in target.parent.iterdir()) == [target.name]
+
+
 def test_imported_frame_adds_unanswered_queries(tmp_path: Path) -> None:
     _land(tmp_path, [line("t1", [["doc1"]])])
     frame = imported_frame(tmp_path / "imports", "128k", QUERIES).sort("qid")

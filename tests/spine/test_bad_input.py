@@ -30,6 +30,9 @@ def _build(root: Path, datasets: str, tmp_path: Path, env: dict[str, str] | None
         env={"LOFT_DATA_DIR": str(root), "LOFT_DATASETS": datasets, **(env or {})},
     )
     assert result.returncode != 0, "the build should have failed"
+    # Issue 33 item 8: the data error once, as the failing model's one line, no traceback.
+    assert "Traceback" not in result.stdout, result.stdout[-3000:]
+    assert result.stdout.count("Runtime Error in model") == 1, result.stdout[-3000:]
     tables = []
     if database.exists():
         with duckdb.connect(str(database), read_only=True) as con:

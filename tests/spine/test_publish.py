@@ -6,7 +6,9 @@ one rename (python/loft_warehouse/publish.py). These tests run dbt as a user doe
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -104,3 +106,64 @@ def test_a_killed_build_leaves_the_warehouse_file_untouched(published: Path) -> 
     assert _digest(published) == before
     assert _count(published, "loft_32k.corpus") > 0
     assert not list(published.parent.glob(".*.publishing"))
+
+
+CONTENT = "select md5(string_agg(t::varchar, '|' order by t::varchar)) from {table} as t"
+PAIRED = ("loft_32k.corpus", "loft_32k.prompt_prefixes", "loft_32k.queries", "loft_32k.metrics")
+
+
+def _contents(database: Path) -> dict[str, str]:
+    with duckdb.connect(str(database), read_only=True) as con:
+        return {table: con.sql(CONTENT.format(table=table)).fetchone()[0] for table in PAIRED}
+
+
+def _edited_data(shared_data: Path, root: Path) -> Path:
+    """A data dir whose ArguAna passages differ from the shared ones in their text."""
+    root.mkdir(parents=True)
+    for entry in shared_data.iterdir():
+        if entry.name != "loft":
+            (root / entry.name).symlink_to(entry)
+    arguana = root / "loft" / "retrieval" / "arguana"
+    shutil.copytree(shared_data / "loft" / "retrieval" / "arguana", arguana)
+    for corpus in arguana.glob("*/corpus.jsonl"):
+        rows = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+        edited = [{**row, "passage_text": "KILLED BUILD TEXT " + row["passage_text"]} for row in rows]
+        corpus.write_text("".join(json.dumps(row) + "\n" for row in edited), encoding="utf-8")
+    return root
+
+
+def test_a_partial_build_after_a_killed_build_publishes_one_build_never_a_mix(
+    published: Path, shared_data: Path, tmp_path: Path
+) -> None:
+    """Issue 33 item 2: a build killed right after `corpus` was rebuilt, then the selection
+    `loft import-* --build` runs: the warehouse it publishes holds one build's tables."""
+    before = _contents(published)
+    edited = _edited_data(shared_data, tmp_path / "data")
+    build = subprocess.Popen(
+        [DBT, "build", "--select", "loft_32k", "--vars", ARGUANA + "}",
+         "--target-path", str(published.parent / "target")],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "LOFT_DUCKDB_PATH": str(published), "LOFT_BUILD_IN_PLACE": "", "LOFT_DATA_DIR": str(edited)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    assert build.stdout is not None
+    for line in build.stdout:
+        if "OK created" in line and "loft_32k.corpus " in line:
+            break
+    build.send_signal(signal.SIGKILL)
+    build.wait()
+    working = Path(f"{published}.build")
+    assert Path(f"{working}.unpublished").exists()
+    assert _count(working, "loft_32k.corpus where contains(text, 'KILLED BUILD TEXT')") > 0
+
+    partial = run_dbt(
+        ["build", "--select", "loft_32k__int_imported_queries+", "--vars", ARGUANA + "}"], published, publish=True
+    )
+    assert partial.returncode == 0, partial.stdout[-3000:]
+    assert f"published {published}" in partial.stdout
+    assert _contents(published) == before
+    assert f"did not publish; starting from the published build {published}" in partial.stdout
+    assert not Path(f"{working}.unpublished").exists()
+    assert _contents(working) == before

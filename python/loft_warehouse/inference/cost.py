@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from loft_warehouse.errors import BadInputError, ConfigurationError
+from loft_warehouse.errors import BadInputError, ConfigurationError, CostLimitError
 from loft_warehouse.inference.systems import Prices, System, scope
 from loft_warehouse.inference.window import ContextWindow
 from loft_warehouse.settings import PROJECT_ROOT
@@ -58,10 +58,6 @@ ESTIMATE_SCHEMA = {
     "cost_usd_batch": pl.Float64,
     "cost_usd_batch_with_cache": pl.Float64,
 }
-
-
-class CostLimitError(RuntimeError):
-    """The estimated cost of the calls still to make is above max_cost_usd."""
 
 
 def _price(value: str | None, path: Path, row: int, column: str) -> float | None:

@@ -4,24 +4,49 @@ its memory limit when $LOFT_DUCKDB_MEMORY_LIMIT asks for one.
 Named in profiles.yml (`plugins: [{module: loft_warehouse.scoring.dbt_plugin}]`), so the SQL
 scoring models can call `loft_parse_loft(...)` and friends like built-in functions, and the
 `on-run-start` hook can check the settings (`loft_preflight`, preflight.py) and the `on-run-end`
-hook publish a successful build (`loft_publish`, publish.py). Loading it
+hook publish a successful build (`loft_publish`, publish.py). Before dbt first opens the working
+file it starts from the published build if the last run did not publish (publish.py). Loading it
 also arms Ctrl-C for the Python models (interrupts.py), early enough for dbt's main thread to
-take that up before it starts waiting for them.
+take that up before it starts waiting for them, and makes a Python model's data, settings, cost
+or Ctrl-C error read as its one-line message: dbt-duckdb reports any exception from a Python
+model with its whole traceback, which buried the one line that says which file and row.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Any
 
 import duckdb
+from dbt.adapters.duckdb.environments import Environment
 from dbt.adapters.duckdb.plugins import BasePlugin
+from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
 from duckdb import DuckDBPyConnection
 
 from loft_warehouse import interrupts, settings
+from loft_warehouse.errors import BadInputError, ConfigurationError, CostLimitError
 from loft_warehouse.preflight import preflight
-from loft_warehouse.publish import publish
+from loft_warehouse.publish import begin_build, publish, restore_unpublished
 from loft_warehouse.scoring.duckdb_functions import register
+
+SAID_IN_ONE_LINE = (BadInputError, ConfigurationError, CostLimitError, interrupts.Interrupted)
+
+
+def _report_in_one_line(run_python_job: Any) -> Any:
+    """dbt-duckdb's Python model runner, with our own errors reported by their message alone."""
+
+    def run(cls: type, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return run_python_job(cls, *args, **kwargs)
+        except DbtRuntimeError as failed:
+            if isinstance(failed.__context__, SAID_IN_ONE_LINE):
+                raise DbtRuntimeError(str(failed.__context__)) from None
+            raise
+
+    run.loft_one_line = True  # type: ignore[attr-defined]
+    return run
 
 
 class Plugin(BasePlugin):
@@ -29,6 +54,18 @@ class Plugin(BasePlugin):
 
     def initialize(self, plugin_config: dict[str, Any]) -> None:
         interrupts.arm()
+        if not getattr(Environment.run_python_job, "loft_one_line", False):
+            original = Environment.__dict__["run_python_job"].__func__
+            Environment.run_python_job = classmethod(_report_in_one_line(original))  # type: ignore[assignment]
+        self._working_checked = False
+
+    def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
+        if self._working_checked or creds.path == ":memory:":
+            return
+        self._working_checked = True
+        line = restore_unpublished(creds.path, os.environ.get("LOFT_DUCKDB_PATH", "loft.duckdb"))
+        if line:
+            AdapterLogger("loft").info(line)
 
     def configure_connection(self, conn: DuckDBPyConnection) -> None:
         settings.limit_memory(conn)
@@ -39,3 +76,6 @@ class Plugin(BasePlugin):
         with contextlib.suppress(duckdb.InvalidInputException):
             conn.remove_function("loft_publish")
         conn.create_function("loft_publish", publish, ["VARCHAR", "VARCHAR"], "VARCHAR", side_effects=True)
+        with contextlib.suppress(duckdb.InvalidInputException):
+            conn.remove_function("loft_begin_build")
+        conn.create_function("loft_begin_build", begin_build, ["VARCHAR", "VARCHAR"], "VARCHAR", side_effects=True)

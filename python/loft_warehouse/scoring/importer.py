@@ -126,13 +126,19 @@ def _built_datasets(database: Path, size: str) -> set[tuple[str, str]]:
 
 def write_landed(frame: pl.DataFrame, size: str, directory: Path | None = None) -> Path:
     """Write validated rows (LANDED_SCHEMA, one system/task/dataset/split/variant) where the
-    size's int_imported_predictions reads them; re-importing the same key replaces the file."""
+    size's int_imported_predictions reads them; re-importing the same key replaces the file in
+    one rename, so a killed import leaves the previous file or the new one, never half of one."""
     first = frame.row(0, named=True)
     folder = (directory or imports_dir()) / size
     folder.mkdir(parents=True, exist_ok=True)
     key = "__".join(first[name] for name in ("system", "task", "dataset", "split", "variant"))
     target = folder / f"{key}.parquet"
-    frame.select([pl.col(name).cast(kind) for name, kind in LANDED_SCHEMA.items()]).write_parquet(target)
+    staged = target.with_name(target.name + ".partial")
+    try:
+        frame.select([pl.col(name).cast(kind) for name, kind in LANDED_SCHEMA.items()]).write_parquet(staged)
+        os.replace(staged, target)
+    finally:
+        staged.unlink(missing_ok=True)
     return target
 
 
