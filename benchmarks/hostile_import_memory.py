@@ -1,9 +1,11 @@
 """Issue 33 item 1: the memory one hostile SQL prediction file takes to import and score.
 
 Builds loft_128k for one SQL dataset (bm25 only) in a scratch folder, then writes a prediction
-file whose every test turn is `SELECT repeat('x', 16000000)`: each result sits just under the
-sandbox's per-query cap, so before the per-file budget (import_sql.FileBudget) a file over
-SParC's test turns took the import and its build past the machine's memory. It then runs what a
+file whose every test turn returns one 16 MB string: each result sits just under the sandbox's
+per-query cap, so before the per-file budget (import_sql.FileBudget) a file over SParC's test
+turns took the import and its build past the machine's memory. The reported attack used
+`repeat('x', 16000000)`, which the static check now refuses (not a SQLite function); `printf`
+with a width is one, so it still reaches the engine. It then runs what a
 user runs, `loft import-sql-predictions ... --build` (import, dbt build of the scoring models,
 publish), in a child process, sampling the resident memory of its whole process tree (the
 command, its dbt build and the sandbox workers) every 50 ms. Prints wall time, the tree's
@@ -27,7 +29,7 @@ import duckdb
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-HOSTILE_SQL = "SELECT repeat('x', 16000000)"
+HOSTILE_SQL = "SELECT printf('%16000000s', 'x')"
 
 
 def _status(pid: int) -> dict[str, str]:

@@ -3,7 +3,8 @@ release-format files that LOFT's prompt code rendered (prompts/*.json, recorded 
 project by record_prompts.py) and every query's first-turn prompt has the same sha256. The
 fixtures under prompt_data/ are small release-format datasets written for this suite (retrieval
 with and without several gold documents, RAG with one and several answers, Spider, SParC and
-BBH's native ICL layout); arguana is the real release in the shared data."""
+BBH's native ICL layout); arguana is the real release in the shared data. Later turns of
+multi-turn conversations are compared with LOFT's own conversation loop (turns/*.json)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from pathlib import Path
 import pytest
 
 from loft_warehouse.prompts.inputs import Collection, Doc, Query, Turn
+from loft_warehouse.prompts.multiturn import fill_model_answers
 from loft_warehouse.prompts.render import render
 from loft_warehouse.prompts.variants import VARIANTS
 from loft_warehouse.registry import DatasetSpec, specs
+from loft_warehouse.scoring.parse import loft_feedback
 from loft_warehouse.sources import loft_release
 from loft_warehouse.sources.base import SourceData
 
@@ -67,3 +70,35 @@ def test_default_prompts_are_loft_byte_for_byte(recorded: Path, shared_data: Pat
         if "text" in expected:
             assert ours[qid] == expected["text"], qid
         assert hashlib.sha256(ours[qid].encode("utf-8")).hexdigest() == expected["sha256"], qid
+
+
+RECORDED_TURNS = sorted((HERE / "turns").glob("*.json"))
+
+
+@pytest.mark.parametrize("recorded", RECORDED_TURNS, ids=[p.stem for p in RECORDED_TURNS])
+def test_later_turns_carry_the_answers_as_lofts_conversation_loop_appends_them(recorded: Path) -> None:
+    """Issue 33 item 7: every turn of LOFT's own conversations (turns/*.json, record_turns.py:
+    LOFT's run_one_example with planted replies), byte for byte, earlier answers included."""
+    document = json.loads(recorded.read_text(encoding="utf-8"))
+    task, dataset, length = document["task"], document["dataset"], document["length"]
+    conversations = document["conversations"]
+    compared = 0
+    for collection in collections(
+        task, dataset, loft_release.load(task, HERE / "prompt_data" / "loft" / task / dataset / length)
+    ):
+        rendered = render(collection, VARIANTS["default"], seed=0)
+        for row in rendered.rows:
+            if row.split != "test":
+                continue
+            theirs = conversations[row.qid]
+            fed_back = [loft_feedback(reply) for reply in theirs["responses"][: row.turn]]
+            assert fed_back == theirs["fed_back"][: row.turn], row.qid
+            ours = (
+                row.head
+                + (row.prefix or rendered.prefix)
+                + "".join(row.segments)
+                + fill_model_answers(row.suffix, fed_back)
+            )
+            assert ours == theirs["prompts"][row.turn]["text"], (row.qid, row.turn)
+            compared += 1
+    assert compared == sum(len(c["prompts"]) for c in conversations.values()) > len(conversations)

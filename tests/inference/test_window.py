@@ -63,14 +63,14 @@ def test_a_prompt_within_the_window_in_sentencepiece_but_over_it_in_o200k_is_ski
     assert "gpt-fixture: 1 prompt(s) counted in o200k_base tokens: 0 within 83" in lines
 
 
-@pytest.mark.parametrize(("window", "statuses"), [(95, ["ok", "skipped_too_long"]), (96, ["ok", "ok"])])
+@pytest.mark.parametrize(("window", "statuses"), [(91, ["ok", "skipped_too_long"]), (92, ["ok", "ok"])])
 def test_a_later_turn_is_counted_again_with_the_earlier_answers(tmp_path, api_env, store, window, statuses):
     needs_tiktoken_files()
     api_env.state.answer = lambda prompt: "Final Answer: ['x']"
-    second = "Q: first\n<<MODEL_ANSWER turn=0>>\nQ: second\n"
+    second = "Q: first\n<<MODEL_ANSWER turn=0>>Q: second\n"
     # Turn 1 as sent: user 3 + 1 + PREFIX_A 66 + "Q: first\n" 4; assistant 3 + 1 + answer;
-    # user 3 + 1 + "\nQ: second\n" 5; priming 3. With "Final Answer: []" (4) that is 94, with
-    # the real answer "Final Answer: ['x']" (6) it is 96.
+    # user 3 + 1 + "Q: second\n" 4; priming 3. With "[]" fed back (1) that is 90, with what
+    # LOFT feeds back for the real answer, "['x']" (3), it is 92.
     prompts = pl.DataFrame(
         [
             prompt_row(
@@ -88,8 +88,7 @@ def test_a_later_turn_is_counted_again_with_the_earlier_answers(tmp_path, api_en
     lines: list[str] = []
     systems = systems_from(tmp_path, [openai_system(context_window=window + 32, tokenizer="tiktoken:o200k_base")])
     frame = runner.run(
-        runner.RunInputs(prompts, {"pa": PREFIX_A}), systems, store, "128k", {},
-        parse=lambda text, task: ["x"], emit=lines.append,
+        runner.RunInputs(prompts, {"pa": PREFIX_A}), systems, store, "128k", {}, emit=lines.append,
     )  # fmt: skip
     assert frame.sort("turn")["status"].to_list() == statuses
     assert len(api_env.state.generation_requests()) == statuses.count("ok")

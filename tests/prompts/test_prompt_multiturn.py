@@ -10,28 +10,30 @@ from loft_warehouse.prompts.multiturn import final_answer, placeholder, placehol
 SUFFIX = (
     "====== Now let's start! ======\n"
     "query: who were rixton\n"
-    "<<MODEL_ANSWER turn=0>>\n"
+    "<<MODEL_ANSWER turn=0>>"
+    "====== Now let's start! ======\n"
     "query: what was their debut single\n"
-    "<<MODEL_ANSWER turn=1>>\n"
+    "<<MODEL_ANSWER turn=1>>"
+    "====== Now let's start! ======\n"
     "query: when was it released\n"
 )
 
 
-def test_fill_renders_each_parsed_answer_as_a_final_answer_line():
-    filled = fill_model_answers(SUFFIX, [["3"], ["12", "4"]])
+def test_fill_puts_what_is_fed_back_where_lofts_loop_appends_it():
+    filled = fill_model_answers(SUFFIX, ["['doc-3']", "['doc-12', 'doc-4']"])
     assert filled == (
         "====== Now let's start! ======\n"
         "query: who were rixton\n"
-        "Final Answer: ['3']\n"
+        "['doc-3']====== Now let's start! ======\n"
         "query: what was their debut single\n"
-        "Final Answer: ['12', '4']\n"
+        "['doc-12', 'doc-4']====== Now let's start! ======\n"
         "query: when was it released\n"
     )
 
 
-def test_unparsed_answer_is_fed_back_as_an_empty_list():
-    assert fill_model_answers("<<MODEL_ANSWER turn=0>>\n", [None]) == "Final Answer: []\n"
-    assert fill_model_answers("<<MODEL_ANSWER turn=0>>\n", [[]]) == "Final Answer: []\n"
+def test_no_answer_is_fed_back_as_an_empty_list():
+    assert fill_model_answers("<<MODEL_ANSWER turn=0>>\n", [None]) == "[]\n"
+    assert fill_model_answers("<<MODEL_ANSWER turn=0>>\n", ["[]"]) == "[]\n"
 
 
 def test_sql_rows_and_quotes_render_as_python_literals():
@@ -41,7 +43,7 @@ def test_sql_rows_and_quotes_render_as_python_literals():
 
 def test_missing_answer_is_an_error_not_a_leftover_placeholder():
     with pytest.raises(ValueError, match="answer of turn 1; 1 answer"):
-        fill_model_answers(SUFFIX, [["3"]])
+        fill_model_answers(SUFFIX, ["['3']"])
 
 
 def test_placeholder_round_trip():

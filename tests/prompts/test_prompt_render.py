@@ -191,18 +191,9 @@ def test_multi_turn_rows_repeat_earlier_turns_with_answer_placeholders(by_datase
     start = "====== Now let's start! ======"
     assert (first.turn, first.n_turns, second.turn, second.n_turns) == (0, 2, 1, 2)
     assert first.suffix == lines([start, *NQ_QUERY, "query: who were rixton", NQ_LEAD_IN])
-    assert second.suffix == lines(
-        [
-            start,
-            *NQ_QUERY,
-            "query: who were rixton",
-            NQ_LEAD_IN,
-            "<<MODEL_ANSWER turn=0>>",
-            start,
-            *NQ_QUERY,
-            "query: what was their debut single",
-            NQ_LEAD_IN,
-        ]
+    # LOFT appends the earlier answer right after the turn's text, the next turn straight after it.
+    assert second.suffix == first.suffix + "<<MODEL_ANSWER turn=0>>" + lines(
+        [start, *NQ_QUERY, "query: what was their debut single", NQ_LEAD_IN]
     )
     assert (first.gold_shown_ids, second.gold_shown_ids) == (("0",), ("1",))
 

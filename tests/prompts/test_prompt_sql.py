@@ -133,7 +133,7 @@ def test_sparc_turns_keep_placeholders_and_join_to_the_sql_prompt(by_dataset):
         assert rendered.prefix + row.suffix == sql_prompt("sparc", TABLES, questions, row.turn)
         assert row.n_turns == 2
     assert rendered.rows[1].suffix == (
-        f"Query: List the singers.\n{LEAD_IN}\n<<MODEL_ANSWER turn=0>>\n"
+        f"Query: List the singers.\n{LEAD_IN}\n<<MODEL_ANSWER turn=0>>"
         f"====== Now let's start! ======\n{INTRO}\n\nQuery: Only Joe?\n\nAnswer:\n"
     )
 

@@ -50,11 +50,11 @@ def test_spider_turn_suffix_exact_text():
 def test_sparc_turns_carry_earlier_turns_and_answer_placeholders():
     suffixes = turn_suffixes(TABLES, ["How many singers are there?", "Which of them is Joe?", "His id?"], "sparc")
     assert suffixes[0] == FIRST
-    assert suffixes[1] == FIRST + "<<MODEL_ANSWER turn=0>>\n" + follow_up("Which of them is Joe?")
-    assert suffixes[2] == suffixes[1] + "<<MODEL_ANSWER turn=1>>\n" + follow_up("His id?")
-    filled = fill_model_answers(suffixes[2], [[[2]], [["Joe Sharp"]]])
-    assert "Final Answer: [[2]]\n====== Now let's start! ======" in filled
-    assert "Final Answer: [['Joe Sharp']]\n====== Now let's start! ======" in filled
+    assert suffixes[1] == FIRST + "<<MODEL_ANSWER turn=0>>" + follow_up("Which of them is Joe?")
+    assert suffixes[2] == suffixes[1] + "<<MODEL_ANSWER turn=1>>" + follow_up("His id?")
+    filled = fill_model_answers(suffixes[2], ["[[2]]", "[['Joe Sharp']]"])
+    assert "\n[[2]]====== Now let's start! ======" in filled
+    assert "\n[['Joe Sharp']]====== Now let's start! ======" in filled
 
 
 def test_prefix_is_lofts_instruction_then_worked_example():

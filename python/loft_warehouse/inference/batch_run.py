@@ -149,7 +149,7 @@ class BatchWork:
         outcomes: list[Outcome] = []
         to_submit: dict[str, Request] = {}
         for conversation in conversations:
-            answers: list[list[Any]] = []
+            answers: list[str] = []
             for index, row in enumerate(conversation.rows):
                 request = work.turn_request(row, answers)
                 if request.key not in work.known:
@@ -157,7 +157,7 @@ class BatchWork:
                 stored = work.known.get(request.key)
                 if stored is not None:
                     outcomes.append(({**row, "system": work.report_as}, stored))
-                    answers.append(work.answer_of(stored, row["task"]))
+                    answers.append(work.answer_of(stored, row))
                     continue
                 if request.key not in waiting:
                     to_submit.setdefault(request.key, request)

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from loft_warehouse.prompts.multiturn import fill_model_answers, placeholder, placeholder_turns
 
 
-def build_messages(prefix: str, suffix: str, answers: Sequence[Sequence[Any] | None]) -> list[dict[str, str]]:
+def build_messages(prefix: str, suffix: str, answers: Sequence[str | None]) -> list[dict[str, str]]:
     """The conversation for a prompt: the prefix and the suffix split at each earlier answer.
 
     `prefix` is everything before the suffix (head + shared prefix). A single-turn prompt is
     one user message, prefix + suffix. In a multi-turn suffix each
-    `<<MODEL_ANSWER turn=s>>` becomes an assistant message holding the model's parsed answer
-    to turn s; joined, the messages are exactly prefix + fill_model_answers(suffix, answers).
+    `<<MODEL_ANSWER turn=s>>` becomes an assistant message holding what is fed back for turn s
+    (LOFT's `str(answers)`); joined, the messages are exactly prefix + fill_model_answers(suffix,
+    answers).
     """
     messages: list[dict[str, str]] = []
     pending = prefix

@@ -15,7 +15,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -46,6 +46,7 @@ from loft_warehouse.inference.store import REJECTED, ResponseStore, StoredRespon
 from loft_warehouse.inference.systems import API_PROVIDERS, Prices, System, scope
 from loft_warehouse.inference.window import ContextWindow
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
+from loft_warehouse.scoring.parse import loft_feedback
 
 RESPONSE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "system": pl.String,
@@ -78,7 +79,8 @@ OUTCOME_COLUMNS = (
 )  # fmt: skip
 # How often a build waiting on another build's lease looks for the response.
 LEASE_POLL_S = 0.5
-Parser = Callable[[str | None, str], list[Any]]
+# What is fed back after a turn, from the reply and (retrieval) the shown-ID -> pid mapping.
+Feedback = Callable[[str | None, Mapping[str, str] | None], str]
 # One answered (or skipped) prompt row: the row and the response it got.
 Outcome = tuple[dict[str, Any], StoredResponse]
 
@@ -145,17 +147,6 @@ def request_key(system: System, head: str, prefix_sha: str, prefix: str, message
         separators=(",", ":"),
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def default_parser(text: str | None, task: str) -> list[Any]:
-    """Upstream's answer extraction (scoring's parse_loft), fed back for earlier turns.
-
-    Multi-turn datasets (SParC, TopiOCQA) read `Final Answer:` lists, so the task does not
-    change the rule; it is passed for parsers that need it.
-    """
-    from loft_warehouse.scoring.parse import parse_loft
-
-    return list(parse_loft(text) or [])
 
 
 def make_provider(system: System, inputs: RunInputs) -> Provider:
@@ -240,7 +231,7 @@ class SystemRun:
         inputs: RunInputs,
         store: ResponseStore,
         prices: Prices,
-        parse: Parser,
+        feedback: Feedback,
         emit: Callable[[str], None],
         window: ContextWindow,
         recheck: frozenset[str] = frozenset(),
@@ -253,7 +244,8 @@ class SystemRun:
         self.inputs = inputs
         self.store = store
         self.prices = prices
-        self.parse = parse
+        self.feedback = feedback
+        self.pid_maps: dict[tuple[str, ...], dict[str, str]] = {}
         self.emit = emit
         self.window = window
         self.recheck = recheck
@@ -288,7 +280,7 @@ class SystemRun:
             self.prefix_sha[prefix_id] = hashlib.sha256(text.encode("utf-8")).hexdigest()
         return text, self.prefix_sha[prefix_id]
 
-    def turn_request(self, row: dict[str, Any], answers: list[list[Any]]) -> Request:
+    def turn_request(self, row: dict[str, Any], answers: list[str]) -> Request:
         prefix, sha = self.prefix(row["prefix_id"])
         head = row.get("head") or ""
         messages = build_messages(head + prefix, self.inputs.after_prefix(row), answers)
@@ -296,8 +288,23 @@ class SystemRun:
         tokens = int(row["n_tokens_total"] or 0)
         return Request(key, row["prefix_id"], prefix, tuple(messages), tokens, row, head)
 
-    def answer_of(self, stored: StoredResponse, task: str) -> list[Any]:
-        return self.parse(stored.raw_text, task) if stored.status == "ok" else []
+    def shown_to_pid(self, row: dict[str, Any]) -> dict[str, str] | None:
+        """Retrieval: the shown IDs of the row's corpus and variant mapped to pids (what LOFT
+        feeds back); None for other tasks or when the run has no doc_ids."""
+        if row["task"] != "retrieval" or self.inputs.doc_ids is None:
+            return None
+        key = (row["task"], row["dataset"], row["corpus_id"], row["variant"])
+        if key not in self.pid_maps:
+            ids = self.inputs.doc_ids.filter(
+                (pl.col("task") == key[0]) & (pl.col("dataset") == key[1])
+                & (pl.col("corpus_id") == key[2]) & (pl.col("variant") == key[3])
+            )  # fmt: skip
+            self.pid_maps[key] = dict(zip(ids["shown_id"].cast(pl.String), ids["pid"], strict=True))
+        return self.pid_maps[key]
+
+    def answer_of(self, stored: StoredResponse, row: dict[str, Any]) -> str:
+        """The text fed back after a turn: LOFT's `str(answers)`; `[]` after a failed call."""
+        return self.feedback(stored.raw_text, self.shown_to_pid(row)) if stored.status == "ok" else "[]"
 
     def pending(self, conversations: list[Conversation]) -> list[dict[str, Any]]:
         """Rows whose response is not stored yet (walking stored turns to key later ones)."""
@@ -305,7 +312,7 @@ class SystemRun:
         self.known.update(self.store.final(firsts, self.retry_errors))
         missing: list[dict[str, Any]] = []
         for conversation, key in zip(conversations, firsts, strict=True):
-            answers: list[list[Any]] = []
+            answers: list[str] = []
             for index, row in enumerate(conversation.rows):
                 if index:
                     key = self.turn_request(row, answers).key
@@ -316,7 +323,7 @@ class SystemRun:
                 if key not in self.known:
                     missing.extend(conversation.rows[index:])
                     break
-                answers.append(self.answer_of(self.known[key], row["task"]))
+                answers.append(self.answer_of(self.known[key], row))
         return missing
 
     def call(self, request: Request) -> StoredResponse:
@@ -420,14 +427,14 @@ class SystemRun:
 
     def converse(self, conversation: Conversation) -> list[Outcome]:
         """Walk one conversation turn by turn, calling only for turns not stored."""
-        answers: list[list[Any]] = []
+        answers: list[str] = []
         out: list[Outcome] = []
         for row in conversation.rows:
             interrupts.check("inference")
             request = self.turn_request(row, answers)
             stored = self.once(request)
             out.append(({**row, "system": self.report_as}, stored))
-            answers.append(self.answer_of(stored, row["task"]))
+            answers.append(self.answer_of(stored, row))
         return out
 
     def workers(self) -> int:
@@ -515,7 +522,7 @@ def run(
     size: str,
     seed_prices: dict[str, Prices],
     max_cost_usd: float | None = None,
-    parse: Parser = default_parser,
+    feedback: Feedback = loft_feedback,
     emit: Callable[[str], None] = emit_stderr,
     data_dir: str | None = None,
     later_stages_usd: float | None = 0.0,
@@ -564,7 +571,7 @@ def run(
             rows = split.fit
             prices = cost.resolve_prices(system, seed_prices)
             work = SystemRun(
-                system, inputs, store, prices, parse, emit, window, split.recheck, chosen.name, retry_errors
+                system, inputs, store, prices, feedback, emit, window, split.recheck, chosen.name, retry_errors
             )
             convs = conversations(rows)
             batch = system.mode == "batch"

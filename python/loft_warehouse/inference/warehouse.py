@@ -46,6 +46,11 @@ ESTIMATE_COLUMNS = (
 )  # fmt: skip
 
 
+def _feeds_back_pids(prompt_rows: pl.DataFrame) -> bool:
+    """Multi-turn retrieval feeds the earlier answers back as pids (runner.Work.shown_to_pid)."""
+    return prompt_rows.filter((pl.col("task") == "retrieval") & (pl.col("n_turns") > 1)).height > 0
+
+
 def project(relation: Any, columns: tuple[str, ...] | None = None) -> pl.DataFrame:
     """A DuckDB relation (what dbt.ref returns) as polars, optionally only some columns."""
     if columns is not None:
@@ -244,7 +249,9 @@ def responses(
         prompts=prompt_rows.drop("prefix_text", strict=False),
         prefixes=_prefix_texts(prefixes, prompt_rows),
         corpus=project(corpus, BM25_CORPUS_COLUMNS) if uses_bm25 else None,
-        doc_ids=project(doc_ids, ("task", "dataset", "corpus_id", "variant", "shown_id", "pid")) if uses_bm25 else None,
+        doc_ids=project(doc_ids, ("task", "dataset", "corpus_id", "variant", "shown_id", "pid"))
+        if uses_bm25 or _feeds_back_pids(prompt_rows)
+        else None,
         queries=project(queries, ("task", "dataset", "corpus_id", "qid", "turn", "query_text")) if uses_bm25 else None,
         segments=_segment_texts(segments, prompt_rows),
         size=size,

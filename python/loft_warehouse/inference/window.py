@@ -136,7 +136,7 @@ class ContextWindow:
             head = row.get("head") or ""
             after = "".join((segments or {})[i] for i in row.get("segment_ids") or []) + row["suffix"]
             turns = placeholder_turns(after)
-            messages = build_messages(head + prefix, after, [[]] * (max(turns, default=-1) + 1))
+            messages = build_messages(head + prefix, after, ["[]"] * (max(turns, default=-1) + 1))
             if self.over(head, prefix, messages):
                 too_long.add(row["prompt_id"])
             elif turns:

@@ -1,10 +1,10 @@
 """Multi-turn prompts: turn t is sent with every earlier turn and the model's earlier answers.
 
 The answers are not known when prompts are built, so the suffix of turn t holds one placeholder
-per earlier turn, `<<MODEL_ANSWER turn=s>>` on a line of its own; the inference step fills them
-with fill_model_answers once turns 0..t-1 have been answered. Upstream feeds back the parsed
-answer list (not the generation), rendered as the few-shot examples render theirs:
-`Final Answer: ['a', 'b']`.
+per earlier turn, `<<MODEL_ANSWER turn=s>>`, right after that turn's text; the inference step
+fills them with fill_model_answers once turns 0..t-1 have been answered. What fills them is what
+LOFT's conversation loop (utils.run_one_example) appends after a turn: `str()` of the answers its
+extraction read (`scoring.parse.loft_feedback`), with no line break before the next turn.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ def placeholder(turn: int) -> str:
 
 
 def final_answer(values: Sequence[Any]) -> str:
-    """`Final Answer: [...]`, the list written as a Python literal (strings quoted), which is
-    what upstream's parser reads back with ast.literal_eval."""
+    """`Final Answer: [...]`, the list written as a Python literal (strings quoted), as the
+    few-shot examples write their answers and upstream's parser reads them back."""
     return f"Final Answer: {list(values)!r}"
 
 
@@ -33,17 +33,15 @@ def placeholder_turns(text: str) -> list[int]:
     return [int(m) for m in _PLACEHOLDER_RE.findall(text)]
 
 
-def fill_model_answers(suffix: str, answers: Sequence[Sequence[Any] | None]) -> str:
-    """Replace every `<<MODEL_ANSWER turn=s>>` with `Final Answer: {answers[s]}`.
-
-    answers[s] is the parsed answer list of turn s (None or [] when nothing parsed, as upstream
-    then feeds back an empty list). A placeholder without an answer is an error, never left in.
-    """
+def fill_model_answers(suffix: str, answers: Sequence[str | None]) -> str:
+    """Replace every `<<MODEL_ANSWER turn=s>>` with answers[s], the text fed back for turn s
+    (scoring.parse.loft_feedback; None stands for `[]`, what LOFT feeds back when nothing
+    parsed). A placeholder without an answer is an error, never left in."""
 
     def fill(match: re.Match[str]) -> str:
         turn = int(match.group(1))
         if turn >= len(answers):
             raise ValueError(f"the prompt waits for the answer of turn {turn}; {len(answers)} answer(s) given")
-        return final_answer(answers[turn] or [])
+        return answers[turn] or "[]"
 
     return _PLACEHOLDER_RE.sub(fill, suffix)

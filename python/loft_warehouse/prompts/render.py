@@ -194,8 +194,7 @@ def _turn_rows(
     for t, turn in enumerate(query.turns):
         gold = _gold_docs(collection, query, t, turn, shown_of, by_pid)
         earlier = "".join(
-            TEST_SEPARATOR + wording.query_block(query.turns[s].text, layout.cot) + placeholder(s) + "\n"
-            for s in range(t)
+            TEST_SEPARATOR + wording.query_block(query.turns[s].text, layout.cot) + placeholder(s) for s in range(t)
         )
         if variant.query_at_beginning:
             question, lead_in = wording.split_query_block(turn.text)

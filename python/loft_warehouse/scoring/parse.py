@@ -23,6 +23,7 @@ import json
 import math
 import re
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,25 +88,42 @@ def _escape_inner_apostrophes(chunk: str) -> str:
     return _INNER_APOSTROPHE.sub(r"\1\\'\2", chunk)
 
 
-def parse_loft_result(text: str | None) -> Parsed:
-    """The upstream LOFT rule, with the reason when it yields nothing."""
+def _loft_literal(text: str | None) -> tuple[list[Any] | tuple[Any, ...], str, str | None]:
+    """The literal upstream's extraction reads (a list, or a tuple for "[1], [2]"), its status
+    and the line it came from; [] when nothing reads."""
     if text is None or not text.strip():
-        return Parsed([], NO_TEXT)
+        return [], NO_TEXT, None
     for line in _strip_markdown(text).strip().split("\n"):
         if "[" in line and "]" in line:
             chunk = line[line.find("[") : line.rfind("]") + 1].strip()
             try:
                 value = _literal_list(_escape_inner_apostrophes(chunk))
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                return Parsed([], UNPARSABLE, line)
+                return [], UNPARSABLE, line
             # The chunk starts with "[" and ends with "]": a list, or a tuple for "[1], [2]".
-            answers = list(value)
-            return Parsed(answers, OK if answers else EMPTY_LIST, line)
-    return Parsed([], NO_LIST)
+            return value, OK if value else EMPTY_LIST, line
+    return [], NO_LIST, None
+
+
+def parse_loft_result(text: str | None) -> Parsed:
+    """The upstream LOFT rule, with the reason when it yields nothing."""
+    value, status, line = _loft_literal(text)
+    return Parsed(list(value), status, line)
+
+
+def loft_feedback(text: str | None, shown_to_pid: Mapping[str, str] | None = None) -> str:
+    """What LOFT's conversation loop appends after a turn (utils.run_one_example): `str()` of
+    the answers its extraction read, the literal as read (a tuple stays a tuple), each ID
+    mapped to its pid for retrieval (then a list), as run_inference's pid_mapper does. An ID
+    the corpus lacks stays as read: LOFT's run stops there, the warehouse goes on."""
+    value, _, _ = _loft_literal(text)
+    if shown_to_pid is None:
+        return str(value)
+    return str([shown_to_pid.get(str(answer), answer) for answer in value])
 
 
 def parse_loft(text: str | None) -> list[Any]:
-    """Answers under the upstream rule ([] when nothing parses); what multi-turn feeds back."""
+    """Answers under the upstream rule ([] when nothing parses), as a list."""
     return parse_loft_result(text).answers
 
 

@@ -9,9 +9,9 @@ A prompt is text chunks, each ending in one newline, joined with nothing in betw
   database tables (`Table: name` + CSV, a blank line between tables), the question and the
   answer lead-in where the model continues.
 
-SParC (multi-turn): turn t's suffix repeats turns 0..t-1, each followed by a placeholder line
-(`loft_warehouse.prompts.multiturn.placeholder`) that inference replaces with the model's
-parsed answer to that turn (`Final Answer: [...]`; LOFT sends the model's whole reply there);
+SParC (multi-turn): turn t's suffix repeats turns 0..t-1, each followed by a placeholder
+(`loft_warehouse.prompts.multiturn.placeholder`) that inference replaces with what LOFT appends
+there, `str()` of the answers read from the model's reply, the next turn following at once;
 follow-up turns bring only the new question (LOFT's follow-up format).
 """
 
@@ -57,7 +57,7 @@ def turn_suffixes(tables: Sequence[tuple[str, str]], questions: Sequence[str], d
     history = constants["query_format"][key].format(query=questions[0], corpus=tables_text(tables)) + "\n"
     suffixes = [history]
     for turn, question in enumerate(questions[1:], start=1):
-        history += f"{placeholder(turn - 1)}\n" + constants["follow_up_query_format"][key].format(query=question) + "\n"
+        history += placeholder(turn - 1) + constants["follow_up_query_format"][key].format(query=question) + "\n"
         suffixes.append(history)
     return suffixes
 
