@@ -91,7 +91,8 @@ def record(loft: Path, commit: str) -> None:
                 }
             document = {
                 "provenance": {
-                    "renderer": f"google-deepmind/loft utils.run_one_example over PromptRegistry.get_examples({name!r})",
+                    "renderer": "google-deepmind/loft utils.run_one_example over "
+                    f"PromptRegistry.get_examples({name!r})",
                     "commit": commit,
                     "data": str(source.relative_to(HERE)),
                     "recorded_by": "tests/differential/record_turns.py",

@@ -48,7 +48,8 @@ def _conversation() -> pl.DataFrame:
 
 
 def test_turns_are_sent_in_order_with_what_loft_feeds_back(tmp_path, api_env, store):
-    answers = iter(["Reasoning.\nFinal Answer: ['x1']", "I see [1], [2].\nFinal Answer: ['y1', 'y2']", "Final Answer: []"])
+    replies = ["Reasoning.\nFinal Answer: ['x1']", "I see [1], [2].\nFinal Answer: ['y1', 'y2']", "Final Answer: []"]
+    answers = iter(replies)
     api_env.state.answer = lambda prompt: next(answers)
 
     systems = systems_from(tmp_path, [openai_system(concurrency=4)])
