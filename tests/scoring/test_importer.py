@@ -14,6 +14,7 @@ import pytest
 from loft_warehouse.cli import main
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.prompts.store import prompt_id
+from loft_warehouse.scoring import bulk_files
 from loft_warehouse.scoring.importer import (
     IMPORTED_SCHEMA,
     dataset_name,
@@ -321,6 +322,27 @@ def test_a_refused_prediction_file_lands_neither_it_nor_its_answer_file(tmp_path
         land_with_answer_file(refused, other_answers, **{**landing, "system": "third"})
     assert sorted(p.name for p in imports.rglob("*")) == sorted(["128k", "queries", landed.name, queries.name])
     assert pl.read_parquet(queries)["gold_pids"].to_list() == [["d1"], ["d2"]]
+
+
+@pytest.mark.parametrize("fast_path", [True, False], ids=["duckdb-reader", "python-reader"])
+def test_an_answer_file_repeating_a_qid_is_refused_at_the_door(tmp_path: Path, fast_path: bool, monkeypatch) -> None:
+    """Issue 33 item 6: LOFT's evaluator scores both lines of a repeated qid; the warehouse keys
+    queries by qid, so the import refuses the file naming both lines instead of landing it and
+    failing every later build on the uniqueness test."""
+    imports = tmp_path / "imports"
+    preds = _write(tmp_path / "preds.jsonl", [line("q1", [["d1"]])])
+    answers = [
+        {"qid": "q1", "query_text": "x", "answers": [["d1", 1]]},
+        {"qid": "q2", "query_text": "y", "answers": [["d2", 1]]},
+        {"qid": "q1", "query_text": "x again", "answers": [["d3", 1]]},
+    ]
+    if not fast_path:
+        monkeypatch.setattr(bulk_files, "write_answer_file", lambda *args: False)
+    answer_file = _write(tmp_path / "answers.jsonl", answers)
+    landing = {"system": "other", "size": "128k", "task_type": "retrieval", "dataset": "mine", "directory": imports}
+    with pytest.raises(BadInputError, match=rf"{answer_file}:3: qid 'q1' already given on line 1"):
+        land_with_answer_file(preds, answer_file, **landing)
+    assert not [path for path in imports.rglob("*") if path.is_file()]
 
 
 def test_cli_checks_the_dataset_at_import_time(tmp_path: Path, capsys, monkeypatch) -> None:

@@ -79,16 +79,32 @@ def write_answer_queries(path: Path, task_type: str, dataset: str, split: str, t
     """An answer file as the rows scoring reads (SCORED_QUERY_SCHEMA), in file order, written
     to `target` as parquet: by DuckDB where bulk_files takes the file, else by the Python reader."""
     task, multi_answer = TASK_TYPES[task_type]
-    if bulk_files.write_answer_file(path, task, dataset, split, multi_answer, target):
-        return target
-    spec = DatasetSpec(task=task, dataset=dataset, source="answer_file")
-    frame = queries_frame(spec, SourceData([], answer_queries(path, task, split)), True, 0)
-    frame.with_columns(
-        split=pl.lit(split),
-        gold_is_ordered=pl.lit(None, pl.Boolean),
-        is_multi_answer=pl.lit(multi_answer),
-    ).select([pl.col(name).cast(kind) for name, kind in SCORED_QUERY_SCHEMA.items()]).write_parquet(target)
+    if not bulk_files.write_answer_file(path, task, dataset, split, multi_answer, target):
+        spec = DatasetSpec(task=task, dataset=dataset, source="answer_file")
+        frame = queries_frame(spec, SourceData([], answer_queries(path, task, split)), True, 0)
+        frame.with_columns(
+            split=pl.lit(split),
+            gold_is_ordered=pl.lit(None, pl.Boolean),
+            is_multi_answer=pl.lit(multi_answer),
+        ).select([pl.col(name).cast(kind) for name, kind in SCORED_QUERY_SCHEMA.items()]).write_parquet(target)
+    _refuse_repeated_qids(path, target)
     return target
+
+
+def _refuse_repeated_qids(path: Path, landed: Path) -> None:
+    """LOFT's evaluator scores every line of an answer file, so a qid given twice counts twice;
+    the warehouse keys a query by its qid, so such a file is refused at the door, naming both
+    lines, rather than breaking every later build."""
+    repeated = (
+        pl.scan_parquet(landed).filter(pl.col("turn") == 0).group_by("qid").len().filter(pl.col("len") > 1).head(1)
+    ).collect()
+    if not repeated.height:
+        return
+    qid = repeated["qid"][0]
+    lines = [row for row, record in read_jsonl(path) if str(record.get("qid", row - 1)) == qid]
+    raise BadInputError(
+        path, lines[1], f"qid {qid!r} already given on line {lines[0]} (LOFT's evaluator would score it twice)"
+    )
 
 
 def answer_file_queries(path: Path, task_type: str, dataset: str, split: str) -> pl.DataFrame:
