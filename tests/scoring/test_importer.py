@@ -345,6 +345,21 @@ def test_an_answer_file_repeating_a_qid_is_refused_at_the_door(tmp_path: Path, f
     assert not [path for path in imports.rglob("*") if path.is_file()]
 
 
+def test_a_rag_answer_file_with_a_bare_string_answer_is_refused_at_the_door(tmp_path: Path) -> None:
+    """LOFT's evaluator iterates a bare-string gold ("Paris") as five one-letter answers; the
+    import refuses it naming the line, instead of landing a gold no RAG score can read."""
+    preds = _write(tmp_path / "preds.jsonl", [{"qid": "r1", "num_turns": 1, "model_outputs": [["Paris"]]}])
+    answers = _write(
+        tmp_path / "answers.jsonl",
+        [{"qid": "r0", "query_text": "x", "answers": ["Rome"]}, {"qid": "r1", "query_text": "y", "answers": "Paris"}],
+    )
+    landing = {"system": "other", "size": "128k", "task_type": "rag", "dataset": "mine", "directory": tmp_path / "i"}
+    with pytest.raises(
+        BadInputError, match=rf"{answers}:2: qid 'r1': answers must be a list of answers, got the string"
+    ):
+        land_with_answer_file(preds, answers, **landing)
+
+
 def test_cli_checks_the_dataset_at_import_time(tmp_path: Path, capsys, monkeypatch) -> None:
     database = tmp_path / "loft.duckdb"
     monkeypatch.setenv("LOFT_DUCKDB_PATH", str(database))

@@ -87,24 +87,36 @@ def write_answer_queries(path: Path, task_type: str, dataset: str, split: str, t
             gold_is_ordered=pl.lit(None, pl.Boolean),
             is_multi_answer=pl.lit(multi_answer),
         ).select([pl.col(name).cast(kind) for name, kind in SCORED_QUERY_SCHEMA.items()]).write_parquet(target)
-    _refuse_repeated_qids(path, target)
+    _refuse_what_loft_reads_otherwise(path, target, task)
     return target
 
 
-def _refuse_repeated_qids(path: Path, landed: Path) -> None:
-    """LOFT's evaluator scores every line of an answer file, so a qid given twice counts twice;
-    the warehouse keys a query by its qid, so such a file is refused at the door, naming both
-    lines, rather than breaking every later build."""
-    repeated = (
-        pl.scan_parquet(landed).filter(pl.col("turn") == 0).group_by("qid").len().filter(pl.col("len") > 1).head(1)
-    ).collect()
-    if not repeated.height:
-        return
-    qid = repeated["qid"][0]
-    lines = [row for row, record in read_jsonl(path) if str(record.get("qid", row - 1)) == qid]
-    raise BadInputError(
-        path, lines[1], f"qid {qid!r} already given on line {lines[0]} (LOFT's evaluator would score it twice)"
-    )
+def _lines_of(path: Path, qid: str) -> list[int]:
+    return [row for row, record in read_jsonl(path) if str(record.get("qid", row - 1)) == qid]
+
+
+def _refuse_what_loft_reads_otherwise(path: Path, landed: Path, task: str) -> None:
+    """Answer files LOFT's evaluator reads in a way the warehouse's tables cannot carry are
+    refused at the door, naming the line, rather than landing and breaking every later build:
+    a qid given twice (LOFT scores both lines; the warehouse keys a query by its qid), and a RAG
+    answer that is a bare string (LOFT takes each of its characters as an answer)."""
+    queries = pl.scan_parquet(landed)
+    repeated = queries.filter(pl.col("turn") == 0).group_by("qid").len().filter(pl.col("len") > 1).head(1).collect()
+    if repeated.height:
+        qid = repeated["qid"][0]
+        lines = _lines_of(path, qid)
+        raise BadInputError(
+            path, lines[1], f"qid {qid!r} already given on line {lines[0]} (LOFT's evaluator would score it twice)"
+        )
+    if task == "rag":
+        bare = queries.filter(~pl.col("gold").str.starts_with("[")).head(1).collect()
+        if bare.height:
+            qid, gold = bare["qid"][0], bare["gold"][0]
+            raise BadInputError(
+                path, _lines_of(path, qid)[0],
+                f"qid {qid!r}: answers must be a list of answers, got the string {gold} "
+                "(LOFT's evaluator would take each of its characters as an answer)",
+            )  # fmt: skip
 
 
 def answer_file_queries(path: Path, task_type: str, dataset: str, split: str) -> pl.DataFrame:
