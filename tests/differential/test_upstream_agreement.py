@@ -48,7 +48,10 @@ def _answer_file(case: Path) -> Path:
     return next(p for p in case.iterdir() if p.name.startswith("queries."))
 
 
-SCORED = sorted(p.name for p in CASES.iterdir() if "per_line" in _upstream(p))
+SCORED = sorted(p.name for p in CASES.iterdir() if "per_line" in _upstream(p) and "refused" not in _spec(p))
+# Inputs the import refuses at the door, each with what LOFT's evaluator made of it (issue 33
+# item 6): a line's scores or its error, recorded; the warehouse's refusal names file and line.
+REFUSED = sorted(p.name for p in CASES.iterdir() if "refused" in _spec(p))
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +133,18 @@ def test_a_line_loft_fails_on_is_refused_naming_file_and_line(tmp_path: Path) ->
     with pytest.raises(BadInputError, match="preds.jsonl:1: qid 'conv_one': num_turns 1 on a multi-turn RAG query"):
         land(case / "preds.jsonl", queries, system=SYSTEM, size="128k", task_type="rag", dataset=case.name,
              directory=tmp_path)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_an_input_refused_at_the_door_names_file_and_line_and_lands_nothing(tmp_path: Path, name: str) -> None:
+    case = CASES / name
+    spec, upstream = _spec(case), _upstream(case)
+    assert "per_line" in upstream or "error" in upstream  # what LOFT did with it is on record
+    with pytest.raises(BadInputError, match=spec["refused"]):
+        queries = answer_file_queries(_answer_file(case), spec["task_type"], name, "test")
+        land(case / "preds.jsonl", queries, system=SYSTEM, size="128k", task_type=spec["task_type"], dataset=name,
+             directory=tmp_path)  # fmt: skip
+    assert not [path for path in tmp_path.rglob("*") if path.is_file()]
 
 
 def test_an_unanswered_multi_turn_rag_query_is_one_row_of_zeros(tmp_path: Path) -> None:

@@ -99,7 +99,8 @@ def _refuse_what_loft_reads_otherwise(path: Path, landed: Path, task: str) -> No
     """Answer files LOFT's evaluator reads in a way the warehouse's tables cannot carry are
     refused at the door, naming the line, rather than landing and breaking every later build:
     a qid given twice (LOFT scores both lines; the warehouse keys a query by its qid), and a RAG
-    answer that is a bare string (LOFT takes each of its characters as an answer)."""
+    answer that is a bare string (LOFT takes each of its characters as an answer), and a SQL
+    turn with no gold rows (LOFT's evaluator stops on it: it reads the first gold row)."""
     queries = pl.scan_parquet(landed)
     repeated = queries.filter(pl.col("turn") == 0).group_by("qid").len().filter(pl.col("len") > 1).head(1).collect()
     if repeated.height:
@@ -108,6 +109,15 @@ def _refuse_what_loft_reads_otherwise(path: Path, landed: Path, task: str) -> No
         raise BadInputError(
             path, lines[1], f"qid {qid!r} already given on line {lines[0]} (LOFT's evaluator would score it twice)"
         )
+    if task == "sql":
+        empty = queries.filter(pl.col("gold").is_null() | (pl.col("gold").str.replace_all(r"\s", "") == "[]"))
+        first = empty.head(1).collect()
+        if first.height:
+            qid, turn = first["qid"][0], first["turn"][0]
+            raise BadInputError(
+                path, _lines_of(path, qid)[0],
+                f"qid {qid!r} turn {turn} has no gold rows (LOFT's evaluator stops on it, reading the first row)",
+            )  # fmt: skip
     if task == "rag":
         bare = queries.filter(~pl.col("gold").str.starts_with("[")).head(1).collect()
         if bare.height:
