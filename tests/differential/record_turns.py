@@ -25,9 +25,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "turns"
 # (LOFT prompt name, task, dataset, length)
-PROMPTS = [("sql_sparc_128k_test:few_shot_with_cot", "sql", "sparc", "128k")]
+PROMPTS = [
+    ("sql_sparc_128k_test:few_shot_with_cot", "sql", "sparc", "128k"),
+    ("rag_topiocqa_128k_test:few_shot_with_cot", "rag", "topiocqa", "128k"),
+]
 # Planted replies per qid and turn: an apostrophe inside a word, a bracket in a reasoning line
-# before the answer (LOFT reads that line: a tuple), markdown around tuple rows, no list at all.
+# before the answer (LOFT reads that line: a tuple), markdown around tuple rows, no list at all,
+# an unquoted list LOFT cannot read.
 RESPONSES = {
     "c1": ["The singers:\nFinal Answer: [['Stark's Park', 10104]]", "Final Answer: []"],
     "c2": [
@@ -36,6 +40,12 @@ RESPONSES = {
         "Final Answer: [['Ayr United']]",
     ],
     "c3": ["I cannot tell from these tables.", "Final Answer: [['Auditions'], ['Super bootcamp']]"],
+    "t1": [
+        "Passage 0 says so.\nFinal Answer: ['an English pop band']",
+        'Final Answer: ["Me and My Broken Heart", "Rixton\'s single"]',
+        "Final Answer: ['17 February 2014']",
+    ],
+    "t2": ["*Final Answer:* [Manchester]", "Final Answer: ['North West England']"],
 }
 
 
@@ -104,7 +114,9 @@ def record(loft: Path, commit: str) -> None:
             }
             path = OUT / f"{name.replace(':', '__')}.json"
             path.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-            print(f"{name}: {len(conversations)} conversations, {sum(map(len, RESPONSES.values()))} replies")
+            print(
+                f"{name}: {len(conversations)} conversations, {sum(len(c['responses']) for c in conversations.values())} replies"
+            )
 
 
 def main() -> None:

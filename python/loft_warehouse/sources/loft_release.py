@@ -45,6 +45,16 @@ def _is_multi_turn(record: dict[str, Any]) -> bool:
     return isinstance(record["query_text"], list)
 
 
+def _per_turn(qrels: Any, n_turns: int) -> bool:
+    """Multi-turn RAG qrels in LOFT's TopiOCQA layout: one `[[pid, score], ...]` list per turn
+    (LOFT's prompt code takes the gold pids of turn t from qrels[t])."""
+    return (
+        isinstance(qrels, list)
+        and len(qrels) == n_turns
+        and all(isinstance(turn, list) and turn and all(isinstance(pair, list) for pair in turn) for turn in qrels)
+    )
+
+
 def _sql_rows(value: Any, path: Path, row: int, qid: str, turn: int) -> list[list[Any]]:
     """A turn's SQL gold must be result rows (a list of lists); upstream iterates a flat list's
     strings character by character, so a flat gold stops the load instead."""
@@ -94,7 +104,12 @@ def query_from_record(task: str, record: dict[str, Any], split: str, path: Path,
         query.gold = query.gold_pids
     elif task == "rag":
         qrels = metadata.get("qrels") or []
-        query.gold_pids = [_pid_list(qrels, path, row)] * len(turns)
+        if _is_multi_turn(record) and _per_turn(qrels, len(turns)):
+            query.gold_pids = [_pid_list(turn_qrels, path, row) for turn_qrels in qrels]
+            # One answer string per turn, which LOFT's prompt code wraps as that turn's answers.
+            query.gold = [[answer] if isinstance(answer, str) else answer for answer in answers]
+        else:
+            query.gold_pids = [_pid_list(qrels, path, row)] * len(turns)
     elif task == "sql":
         query.gold = [_sql_rows(a, path, row, qid, t) for t, a in enumerate(answers)]
         query.db_id = metadata.get("db_id")
