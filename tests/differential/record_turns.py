@@ -114,9 +114,8 @@ def record(loft: Path, commit: str) -> None:
             }
             path = OUT / f"{name.replace(':', '__')}.json"
             path.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-            print(
-                f"{name}: {len(conversations)} conversations, {sum(len(c['responses']) for c in conversations.values())} replies"
-            )
+            replies = sum(len(conversation["responses"]) for conversation in conversations.values())
+            print(f"{name}: {len(conversations)} conversations, {replies} replies")
 
 
 def main() -> None:
