@@ -10,6 +10,10 @@ to pids through run_inference's pid_mapper for retrieval. turns/<prompt name>.js
 query, the replies and the full text LOFT sends at each turn (context, turns so far and the
 answers LOFT appended after each earlier turn).
 
+LOFT's retrieval prompts do not render a multi-turn query (their gold-answer processors stop
+on it at 219f68e), so retrieval's feed-back (IDs mapped to pids) has no recording here; its unit
+test follows run_inference's pid_mapper.
+
 Its interpreter needs LOFT's requirements (absl-py, numpy, scipy, pillow, opencv).
 """
 
