@@ -296,3 +296,22 @@ def test_a_batch_another_build_is_still_uploading_is_waited_on_not_sent_again(tm
         assert set(build(tmp_path, shared)["status"]) == {"ok"}
         assert {b["state"] for b in shared.batches()} == {"collected"}
     assert len(state.batch_creates()) == 3
+
+
+def test_loft_batches_without_a_store_reads_every_store_of_the_store_folder(
+    tmp_path, api_env, store, capsys, monkeypatch
+):
+    """Issue 35 item 5: a fixture run keeps its own store beside the default one; `loft batches`
+    lists the batches of every store there and says which it read."""
+    from loft_warehouse.inference import cli as inference_cli
+
+    build(tmp_path, store)
+    folder = store.path.parent
+    monkeypatch.delenv("LOFT_RESPONSE_STORE", raising=False)
+    monkeypatch.setattr(inference_cli, "DEFAULT_STORE", folder / "responses.sqlite")
+    assert main(["batches"]) == 0
+    listed = capsys.readouterr().out
+    assert listed.startswith(f"batches in {store.path}:") and "gpt-batch" in listed and store.path.name in listed
+    monkeypatch.setattr(inference_cli, "DEFAULT_STORE", tmp_path / "empty" / "responses.sqlite")
+    assert main(["batches"]) == 0
+    assert capsys.readouterr().out == f"no response store in {tmp_path / 'empty'}\n"

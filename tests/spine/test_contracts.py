@@ -121,3 +121,15 @@ def test_declared_not_null_constraints_are_enforced_by_the_tables(spine_warehous
     assert built - enforced == set()
     with duckdb.connect(str(warehouse_copy())) as con, pytest.raises(duckdb.ConstraintException, match="NOT NULL"):
         con.execute("update loft_128k.corpus set pid = null where dataset = 'arguana'")
+
+
+def test_a_test_split_that_ends_up_empty_breaks_its_contract(warehouse_copy) -> None:
+    """Issue 33 item 4: a dataset whose size takes a test split but has no test query left fails
+    `scored_split_present`, instead of building a warehouse with nothing to score for it."""
+    database = warehouse_copy()
+    with duckdb.connect(str(database)) as con:
+        con.execute("delete from loft_128k.queries where task = 'retrieval' and dataset = 'arguana' and split = 'test'")
+    outcome = run_dbt(["test", "--select", "loft_128k__queries"], database)
+    assert outcome.returncode != 0, outcome.stdout[-3000:]
+    failing = _failing_tests(outcome.stdout)
+    assert [line for line in failing if "scored_split_present" in line], failing

@@ -167,3 +167,49 @@ def test_a_partial_build_after_a_killed_build_publishes_one_build_never_a_mix(
     assert f"did not publish; starting from the published build {published}" in partial.stdout
     assert not Path(f"{working}.unpublished").exists()
     assert _contents(working) == before
+
+
+def test_an_import_killed_in_its_build_publishes_nothing_and_its_rerun_publishes_it_whole(
+    published: Path, tmp_path: Path
+) -> None:
+    """Issue 33 item 2, the phases of `loft import-predictions --build`: landing the file (one
+    rename, tests/scoring/test_importer.py), its dbt build (killed here), publishing (one rename)."""
+    qids = [q for (q,) in duckdb.connect(str(published), read_only=True).sql(
+        "select qid from loft_32k.queries where dataset = 'arguana' and split = 'dev' order by query_rank"
+    ).fetchall()]  # fmt: skip
+    predictions = tmp_path / "preds.jsonl"
+    predictions.write_text("".join(json.dumps({"qid": q, "num_turns": 1, "model_outputs": [[]]}) + "\n" for q in qids))
+    before = _contents(published)
+    env = {
+        **os.environ,
+        "LOFT_DUCKDB_PATH": str(published),
+        "LOFT_BUILD_IN_PLACE": "",
+        "LOFT_DATASETS": "retrieval/arguana",
+        "LOFT_SYSTEMS": "bm25",
+        "LOFT_IMPORTS_DIR": str(tmp_path / "imports"),
+    }
+    command = [str(Path(DBT).with_name("loft")), "import-predictions", str(predictions), "--system", "killed-import",
+               "--size", "32k", "--task", "retrieval", "--dataset", "arguana", "--split", "dev", "--build"]  # fmt: skip
+    importing = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True)  # fmt: skip
+    assert importing.stdout is not None
+    for line in importing.stdout:
+        if "OK created" in line and "int_imported_predictions" in line:
+            break
+    importing.send_signal(signal.SIGKILL)
+    importing.wait()
+    assert _contents(published) == before
+    assert Path(f"{published}.build.unpublished").exists()
+
+    rerun = subprocess.run(command, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    assert rerun.returncode == 0, rerun.stdout[-3000:]
+    assert "did not publish; starting from the published build" in rerun.stdout
+    with duckdb.connect(str(published), read_only=True) as con:
+        scored = con.sql(
+            "select count(distinct qid) from loft_32k.predictions where system = 'killed-import'"
+        ).fetchone()
+    assert scored == (len(qids),)
+    after = _contents(published)
+    assert {table: after[table] == before[table] for table in PAIRED} == {
+        "loft_32k.corpus": True, "loft_32k.prompt_prefixes": True, "loft_32k.queries": True, "loft_32k.metrics": False,
+    }  # fmt: skip

@@ -17,7 +17,7 @@ import polars as pl
 from loft_warehouse.design import Design
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost
-from loft_warehouse.inference.store import ResponseStore, store_path
+from loft_warehouse.inference.store import DEFAULT_STORE, ResponseStore, store_path
 from loft_warehouse.inference.systems import parse_selection, select
 from loft_warehouse.inference.warehouse import ESTIMATE_COLUMNS, configured_systems, project
 from loft_warehouse.settings import PROJECT_ROOT
@@ -93,18 +93,35 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stores_to_list(configured: str | None) -> list[Path]:
+    """The store given (--store, else $LOFT_RESPONSE_STORE); with neither, every store in the
+    project's store folder: a fixture or planted-effects run writes its own store there."""
+    if (configured or "").strip() or os.environ.get("LOFT_RESPONSE_STORE", "").strip():
+        return [store_path(configured)]
+    return sorted(DEFAULT_STORE.parent.glob("*.sqlite"))
+
+
 def _batches(args: argparse.Namespace) -> int:
-    with ResponseStore(store_path(args.store)) as store:
-        batches = store.batches(args.system)
-    if not batches:
-        print("the response store holds no batches")
+    stores = _stores_to_list(args.store)
+    batches = []
+    for path in stores:
+        if path.is_file():
+            with ResponseStore(path) as store:
+                batches += [{**batch, "store": path.name} for batch in store.batches(args.system)]
+    if not stores:
+        print(f"no response store in {DEFAULT_STORE.parent}")
         return 0
+    read = ", ".join(str(path) for path in stores)
+    if not batches:
+        print(f"no batches in {read}")
+        return 0
+    print(f"batches in {read}:")
     table = pl.DataFrame(batches, schema_overrides={"cost_usd": pl.Float64}).with_columns(
         pl.from_epoch(pl.col("submitted_at"), time_unit="s").dt.strftime("%Y-%m-%d %H:%M:%S").alias("submitted"),
         pl.col("cost_usd").round(4),
     )
     columns = [
-        "batch_id", "system", "provider_batch_id", "state", "provider_state", "n_requests", "n_succeeded",
+        "store", "batch_id", "system", "provider_batch_id", "state", "provider_state", "n_requests", "n_succeeded",
         "n_errored", "n_expired", "n_canceled", "cost_usd", "submitted",
     ]  # fmt: skip
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True, tbl_width_chars=240, fmt_str_lengths=60):
@@ -136,7 +153,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     status.set_defaults(func=_status)
 
     batches = subparsers.add_parser("batches", help="list the provider batches in the response store")
-    batches.add_argument("--store", help="store file (default: $LOFT_RESPONSE_STORE or .response_store/)")
+    batches.add_argument(
+        "--store", help="store file (default: $LOFT_RESPONSE_STORE, else every store in .response_store/)"
+    )
     batches.add_argument("--system", help="only this system's batches")
     batches.set_defaults(func=_batches)
 
