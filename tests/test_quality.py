@@ -8,6 +8,7 @@ import duckdb
 import pytest
 
 from loft_warehouse import quality
+from loft_warehouse.errors import DataQualityError
 from tests.spies import spy
 
 SUITE = {
@@ -59,7 +60,7 @@ def test_a_failure_is_never_kept(suites, validations, con):
     assert [(r.success, r.reused) for r in results] == [(False, False), (False, False)]
     assert validations == [3, 3]
     assert "expect_column_values_to_not_be_null" in results[1].failures[0]
-    with pytest.raises(AssertionError, match="answers_present"):
+    with pytest.raises(DataQualityError, match="answers_present"):
         quality.enforce(results)
 
 

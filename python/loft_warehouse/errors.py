@@ -21,3 +21,7 @@ class ConfigurationError(RuntimeError):
 
 class CostLimitError(RuntimeError):
     """The estimated cost of the calls still to make is above max_cost_usd."""
+
+
+class DataQualityError(RuntimeError):
+    """A data-quality suite failed on a built table; the message lists every failure."""

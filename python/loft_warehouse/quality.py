@@ -22,6 +22,7 @@ import pandas as pd
 import polars as pl
 
 from loft_warehouse import frame_cache
+from loft_warehouse.errors import DataQualityError
 from loft_warehouse.settings import PROJECT_ROOT, SIZES
 
 EXPECTATIONS_DIR = PROJECT_ROOT / "expectations"
@@ -134,7 +135,7 @@ def enforce(results: list[SuiteResult]) -> None:
     failed = [r for r in results if not r.success]
     if failed:
         lines = [f"{r.schema}: suite {r.suite}: {f}" for r in failed for f in r.failures]
-        raise AssertionError("data-quality expectations failed:\n" + "\n".join(lines))
+        raise DataQualityError("data-quality expectations failed:\n" + "\n".join(lines))
 
 
 def run_for_model(dbt, session, group: str) -> pd.DataFrame:

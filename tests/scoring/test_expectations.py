@@ -116,3 +116,22 @@ def test_suites_log_nothing_at_info(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     _failures(_scenario())
     assert [r.getMessage() for r in caplog.records if r.name.startswith("great_expectations")] == []
+
+
+def test_unanswered_counts_under_revised_gold_cover_only_the_queries_it_adjudicates() -> None:
+    """Issue 33 item 6: a rag/quest release whose queries are only partly in the revised gold.
+    Revised scores exist for the adjudicated query alone, so the other query, unanswered, is no
+    unanswered row of theirs (it failed results_unanswered_match_statuses on main @a868e28)."""
+    s = Scenario()
+    question = "Novels about families set in Boston and New England."
+    s.case("rag", "quest", "boston", ["The Scarlet Letter"], "Final Answer: ['The Scarlet Letter']")
+    s._rows["queries"][-1]["query_text"] = question
+    s.query("rag", "quest", "whales", ["Moby-Dick"])
+    s._rows["queries"][-1]["query_text"] = "Novels about whales"
+    insert(s.con, "adjudications", [dict(gold_version="quest_loft_revised", dataset="quest", question=question,
+                                         rating="MATCH", answer="The Scarlet Letter", source_file="t.csv",
+                                         source_row=2)])  # fmt: skip
+    s.build()
+    revised = s.con.sql("select n, n_unanswered from metrics where rule = 'revised' and metric = 'set_f1'").fetchall()
+    assert revised == [(1, 0)]
+    assert _failures(s)["results_unanswered_match_statuses"] == []

@@ -7,8 +7,8 @@ scoring models can call `loft_parse_loft(...)` and friends like built-in functio
 hook publish a successful build (`loft_publish`, publish.py). Before dbt first opens the working
 file it starts from the published build if the last run did not publish (publish.py). Loading it
 also arms Ctrl-C for the Python models (interrupts.py), early enough for dbt's main thread to
-take that up before it starts waiting for them, and makes a Python model's data, settings, cost
-or Ctrl-C error read as its one-line message: dbt-duckdb reports any exception from a Python
+take that up before it starts waiting for them, and makes a Python model's data, settings, cost,
+data-quality or Ctrl-C error read as its message alone: dbt-duckdb reports any exception from a Python
 model with its whole traceback, which buried the one line that says which file and row.
 """
 
@@ -26,12 +26,12 @@ from dbt_common.exceptions import DbtRuntimeError
 from duckdb import DuckDBPyConnection
 
 from loft_warehouse import interrupts, settings
-from loft_warehouse.errors import BadInputError, ConfigurationError, CostLimitError
+from loft_warehouse.errors import BadInputError, ConfigurationError, CostLimitError, DataQualityError
 from loft_warehouse.preflight import preflight
 from loft_warehouse.publish import begin_build, publish, restore_unpublished
 from loft_warehouse.scoring.duckdb_functions import register
 
-SAID_IN_ONE_LINE = (BadInputError, ConfigurationError, CostLimitError, interrupts.Interrupted)
+SAID_IN_ONE_LINE = (BadInputError, ConfigurationError, CostLimitError, DataQualityError, interrupts.Interrupted)
 
 
 def _report_in_one_line(run_python_job: Any) -> Any:
