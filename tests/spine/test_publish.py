@@ -85,24 +85,28 @@ def test_a_failed_build_keeps_the_last_good_build_whole_and_readers_are_never_lo
     assert not list(published.parent.glob(".*.publishing"))
 
 
+def _kill_when(command: list[str], env: dict[str, str], reached, delay_s: float = 0.0) -> None:
+    """Run `command` from the project and SIGKILL it `delay_s` after an output line satisfies `reached`."""
+    running = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)  # fmt: skip
+    assert running.stdout is not None
+    for line in running.stdout:
+        if reached(line):
+            break
+    time.sleep(delay_s)
+    running.send_signal(signal.SIGKILL)
+    running.wait()
+
+
 def test_a_killed_build_leaves_the_warehouse_file_untouched(published: Path) -> None:
     before = _digest(published)
-    build = subprocess.Popen(
+    _kill_when(
         [DBT, "build", "--select", "loft_32k", "--vars", ARGUANA + ", limit: 3}",
          "--target-path", str(published.parent / "target")],
-        cwd=PROJECT_ROOT,
-        env={**os.environ, "LOFT_DUCKDB_PATH": str(published), "LOFT_BUILD_IN_PLACE": ""},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        {**os.environ, "LOFT_DUCKDB_PATH": str(published), "LOFT_BUILD_IN_PLACE": ""},
+        lambda line: "START python table model loft_32k_internal.stg_queries" in line,
+        delay_s=2,
     )  # fmt: skip
-    assert build.stdout is not None
-    for line in build.stdout:
-        if "START python table model loft_32k_internal.stg_queries" in line:
-            break
-    time.sleep(2)
-    build.send_signal(signal.SIGKILL)
-    build.wait()
     assert _digest(published) == before
     assert _count(published, "loft_32k.corpus") > 0
     assert not list(published.parent.glob(".*.publishing"))
@@ -139,21 +143,12 @@ def test_a_partial_build_after_a_killed_build_publishes_one_build_never_a_mix(
     `loft import-* --build` runs: the warehouse it publishes holds one build's tables."""
     before = _contents(published)
     edited = _edited_data(shared_data, tmp_path / "data")
-    build = subprocess.Popen(
+    _kill_when(
         [DBT, "build", "--select", "loft_32k", "--vars", ARGUANA + "}",
          "--target-path", str(published.parent / "target")],
-        cwd=PROJECT_ROOT,
-        env={**os.environ, "LOFT_DUCKDB_PATH": str(published), "LOFT_BUILD_IN_PLACE": "", "LOFT_DATA_DIR": str(edited)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        {**os.environ, "LOFT_DUCKDB_PATH": str(published), "LOFT_BUILD_IN_PLACE": "", "LOFT_DATA_DIR": str(edited)},
+        lambda line: "OK created" in line and "loft_32k.corpus " in line,
     )  # fmt: skip
-    assert build.stdout is not None
-    for line in build.stdout:
-        if "OK created" in line and "loft_32k.corpus " in line:
-            break
-    build.send_signal(signal.SIGKILL)
-    build.wait()
     working = Path(f"{published}.build")
     assert Path(f"{working}.unpublished").exists()
     assert _count(working, "loft_32k.corpus where contains(text, 'KILLED BUILD TEXT')") > 0
@@ -190,14 +185,7 @@ def test_an_import_killed_in_its_build_publishes_nothing_and_its_rerun_publishes
     }
     command = [str(Path(DBT).with_name("loft")), "import-predictions", str(predictions), "--system", "killed-import",
                "--size", "32k", "--task", "retrieval", "--dataset", "arguana", "--split", "dev", "--build"]  # fmt: skip
-    importing = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 text=True)  # fmt: skip
-    assert importing.stdout is not None
-    for line in importing.stdout:
-        if "OK created" in line and "int_imported_predictions" in line:
-            break
-    importing.send_signal(signal.SIGKILL)
-    importing.wait()
+    _kill_when(command, env, lambda line: "OK created" in line and "int_imported_predictions" in line)
     assert _contents(published) == before
     assert Path(f"{published}.build.unpublished").exists()
 
