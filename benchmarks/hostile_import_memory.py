@@ -73,6 +73,16 @@ def _run_sampled(command: list[str], env: dict[str, str]) -> tuple[int, float, i
         return child.returncode, time.monotonic() - started, peak_tree, peak_own, output.read()
 
 
+def _step(what: str, command: list[str], env: dict[str, str]) -> bool:
+    """Run one step sampled, print its figures (and its output's tail if it failed); whether it passed."""
+    rc, wall, tree, own, output = _run_sampled(command, env)
+    print(f"{what}: rc {rc}, {wall:.0f} s, peak tree RSS {tree / 1024:,.0f} MiB (sampled every 50 ms), "
+          f"the command's own peak {own / 1024:,.0f} MiB")  # fmt: skip
+    if rc != 0:
+        print(output[-3000:])
+    return rc == 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="sparc", choices=("spider", "sparc"))
@@ -91,12 +101,10 @@ def main() -> None:
         "LOFT_RESPONSE_STORE": str(work / "store.sqlite"),
         "DO_NOT_TRACK": "1",
     }
-    dbt = [str(BIN / "dbt"), "build", "--select", "loft_128k", "--target-path", str(work / "target"),
-           "--log-path", str(work / "logs")]  # fmt: skip
-    rc, wall, tree, own, output = _run_sampled(dbt, env)
-    if rc != 0:
-        sys.exit(f"the base build failed:\n{output[-3000:]}")
-    print(f"base build of loft_128k for {args.dataset}: {wall:.0f} s, peak tree RSS {tree / 1024:,.0f} MiB")
+    dbt = [str(BIN / "dbt"), "build", "--target-path", str(work / "target"), "--log-path", str(work / "logs"),
+           "--select"]  # fmt: skip
+    if not _step(f"base build of loft_128k for {args.dataset}", [*dbt, "loft_128k"], env):
+        sys.exit(1)
     with duckdb.connect(str(database), read_only=True) as con:
         queries = con.sql(
             f"select qid, n_turns from loft_128k.queries where dataset = '{args.dataset}' and split = 'test' "
@@ -110,19 +118,9 @@ def main() -> None:
     print(f"hostile file: {len(queries)} queries, {turns} turns of {HOSTILE_SQL!r} ({size:,} bytes)")
     command = [str(BIN / "loft"), "import-sql-predictions", str(predictions), "--system", "hostile", "--size", "128k",
                "--dataset", args.dataset, "--imports-dir", str(work / "imports")]  # fmt: skip
-    rc, wall, tree, own, output = _run_sampled(command, env)
-    print(f"import: rc {rc}, {wall:.0f} s, peak tree RSS {tree / 1024:,.0f} MiB (sampled every 50 ms), "
-          f"the command's own peak {own / 1024:,.0f} MiB")  # fmt: skip
-    if rc != 0:
-        print(output[-3000:])
+    if not _step("import", command, env):
         return
-    scoring = [str(BIN / "dbt"), "build", "--select", "loft_128k__int_imported_queries+",
-               "--target-path", str(work / "target"), "--log-path", str(work / "logs")]  # fmt: skip
-    rc, wall, tree, own, output = _run_sampled(scoring, env)
-    print(f"build (what --build runs): rc {rc}, {wall:.0f} s, peak tree RSS {tree / 1024:,.0f} MiB, "
-          f"dbt's own peak {own / 1024:,.0f} MiB")  # fmt: skip
-    if rc != 0:
-        print(output[-3000:])
+    if not _step("build (what --build runs)", [*dbt, "loft_128k__int_imported_queries+"], env):
         return
     with duckdb.connect(str(database), read_only=True) as con:
         landed = con.sql(

@@ -83,10 +83,22 @@ def test_bm25_indexes_title_and_text(tmp_path, store):
     assert provider.rank(_prompt("q1")) == ["3"]
 
 
-def test_bm25_ranks_a_merged_page_by_all_its_passages(tmp_path):
-    """merged_pages shows page Cats under its first passage's pid: bm25 reads both passages."""
+def _top_1_on_quest(tmp_path, corpus: pl.DataFrame, doc_ids: pl.DataFrame, query_text: str):
+    """A top-1 bm25 provider over a rag/quest corpus `q`, asked `query_text` for its query q1."""
     from loft_warehouse.inference.providers.bm25 import BM25Provider
 
+    queries = pl.DataFrame(
+        {"task": ["rag"], "dataset": ["quest"], "corpus_id": ["q"], "qid": ["q1"], "turn": [0],
+         "query_text": [query_text]}
+    )  # fmt: skip
+    system = load_systems(
+        write_systems(tmp_path / "s.yaml", [{"name": "b", "provider": "bm25", "options": {"top_k": 1}}])
+    )["b"]
+    return BM25Provider(system, corpus, doc_ids, queries)
+
+
+def test_bm25_ranks_a_merged_page_by_all_its_passages(tmp_path):
+    """merged_pages shows page Cats under its first passage's pid: bm25 reads both passages."""
     corpus = pl.DataFrame(
         {
             "task": ["rag"] * 4,
@@ -108,13 +120,7 @@ def test_bm25_ranks_a_merged_page_by_all_its_passages(tmp_path):
             "pid": ["cat-1", "dog-1", "cat-2", "sea-1", "cat-1", "dog-1", "sea-1"],
         }
     )
-    queries = pl.DataFrame(
-        {"task": ["rag"], "dataset": ["quest"], "corpus_id": ["q"], "qid": ["q1"], "turn": [0], "query_text": ["purr"]}
-    )
-    system = load_systems(
-        write_systems(tmp_path / "s.yaml", [{"name": "b", "provider": "bm25", "options": {"top_k": 1}}])
-    )["b"]
-    provider = BM25Provider(system, corpus, doc_ids, queries)
+    provider = _top_1_on_quest(tmp_path, corpus, doc_ids, "purr")
     row = prompt_row("px", "q1", "purr\n", task="rag", dataset="quest", corpus_id="q")
     assert provider.rank({**row, "variant": "default", "prompt_id": "default/q1"}) == ["2"]
     assert provider.rank({**row, "variant": "merged_pages", "prompt_id": "merged/q1"}) == ["0"]
@@ -123,8 +129,6 @@ def test_bm25_ranks_a_merged_page_by_all_its_passages(tmp_path):
 def test_untitled_passages_stay_pages_of_their_own_when_merged(tmp_path):
     """As prompts.variants.merged_pages: a passage with no title is its own page, never merged
     with the other untitled ones."""
-    from loft_warehouse.inference.providers.bm25 import BM25Provider
-
     corpus = pl.DataFrame(
         {"task": ["rag"] * 3, "dataset": ["quest"] * 3, "corpus_id": ["q"] * 3, "doc_id": [0, 1, 2],
          "pid": ["u1", "u2", "t1"], "title": ["", "", "T"], "text": ["cats purr", "dogs bark", "fish swim"]}
@@ -133,12 +137,6 @@ def test_untitled_passages_stay_pages_of_their_own_when_merged(tmp_path):
         {"task": ["rag"] * 3, "dataset": ["quest"] * 3, "corpus_id": ["q"] * 3, "variant": ["merged_pages"] * 3,
          "shown_id": ["0", "1", "2"], "pid": ["u1", "u2", "t1"]}
     )  # fmt: skip
-    queries = pl.DataFrame(
-        {"task": ["rag"], "dataset": ["quest"], "corpus_id": ["q"], "qid": ["q1"], "turn": [0], "query_text": ["bark"]}
-    )
-    system = load_systems(
-        write_systems(tmp_path / "s.yaml", [{"name": "b", "provider": "bm25", "options": {"top_k": 1}}])
-    )["b"]
-    provider = BM25Provider(system, corpus, doc_ids, queries)
+    provider = _top_1_on_quest(tmp_path, corpus, doc_ids, "bark")
     row = prompt_row("px", "q1", "bark\n", task="rag", dataset="quest", corpus_id="q")
     assert provider.rank({**row, "variant": "merged_pages", "prompt_id": "merged/q1"}) == ["1"]

@@ -1,5 +1,5 @@
 """dbt-duckdb plugin: registers the scoring functions on every connection dbt opens, and sets
-its memory limit when $LOFT_DUCKDB_MEMORY_LIMIT asks for one.
+its memory limit (settings.duckdb_memory_limit).
 
 Named in profiles.yml (`plugins: [{module: loft_warehouse.scoring.dbt_plugin}]`), so the SQL
 scoring models can call `loft_parse_loft(...)` and friends like built-in functions, and the
@@ -31,6 +31,8 @@ from loft_warehouse.preflight import preflight
 from loft_warehouse.publish import begin_build, publish, restore_unpublished
 from loft_warehouse.scoring.duckdb_functions import register
 
+# What the on-run-start and on-run-end hooks call: two text arguments, one line of text back.
+HOOK_FUNCTIONS = {"loft_preflight": preflight, "loft_publish": publish, "loft_begin_build": begin_build}
 SAID_IN_ONE_LINE = (BadInputError, ConfigurationError, CostLimitError, DataQualityError, interrupts.Interrupted)
 
 
@@ -70,12 +72,7 @@ class Plugin(BasePlugin):
     def configure_connection(self, conn: DuckDBPyConnection) -> None:
         settings.limit_memory(conn)
         register(conn)
-        with contextlib.suppress(duckdb.InvalidInputException):
-            conn.remove_function("loft_preflight")
-        conn.create_function("loft_preflight", preflight, ["VARCHAR", "VARCHAR"], "VARCHAR", side_effects=True)
-        with contextlib.suppress(duckdb.InvalidInputException):
-            conn.remove_function("loft_publish")
-        conn.create_function("loft_publish", publish, ["VARCHAR", "VARCHAR"], "VARCHAR", side_effects=True)
-        with contextlib.suppress(duckdb.InvalidInputException):
-            conn.remove_function("loft_begin_build")
-        conn.create_function("loft_begin_build", begin_build, ["VARCHAR", "VARCHAR"], "VARCHAR", side_effects=True)
+        for name, hook in HOOK_FUNCTIONS.items():
+            with contextlib.suppress(duckdb.InvalidInputException):
+                conn.remove_function(name)
+            conn.create_function(name, hook, ["VARCHAR", "VARCHAR"], "VARCHAR", side_effects=True)

@@ -23,8 +23,10 @@ then flows through predictions, scores, metrics and leaderboard like any run (so
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -133,13 +135,21 @@ def write_landed(frame: pl.DataFrame, size: str, directory: Path | None = None) 
     folder.mkdir(parents=True, exist_ok=True)
     key = "__".join(first[name] for name in ("system", "task", "dataset", "split", "variant"))
     target = folder / f"{key}.parquet"
+    with _replaced_in_one_rename(target) as staged:
+        frame.select([pl.col(name).cast(kind) for name, kind in LANDED_SCHEMA.items()]).write_parquet(staged)
+    return target
+
+
+@contextlib.contextmanager
+def _replaced_in_one_rename(target: Path) -> Iterator[Path]:
+    """A side name to write `target` under; it takes target's place in one rename when the block
+    ends without an error, and is removed otherwise (the models never read half a file)."""
     staged = target.with_name(target.name + ".partial")
     try:
-        frame.select([pl.col(name).cast(kind) for name, kind in LANDED_SCHEMA.items()]).write_parquet(staged)
+        yield staged
         os.replace(staged, target)
     finally:
         staged.unlink(missing_ok=True)
-    return target
 
 
 def landed_queries_path(size: str, task: str, dataset: str, split: str, directory: Path | None = None) -> Path:
@@ -204,15 +214,11 @@ def land_with_answer_file(
     check_landing(system=system, size=size, task=task, dataset=dataset, split=split, variant=variant)
     target = landed_queries_path(size, task, dataset, split, directory)
     target.parent.mkdir(parents=True, exist_ok=True)
-    staged = target.with_name(target.name + ".partial")
-    try:
+    with _replaced_in_one_rename(target) as staged:
         write_answer_queries(answers, task_type, dataset, split, staged)
         landed, summary = land(path, pl.scan_parquet(staged), system=system, size=size, task_type=task_type,
                                dataset=dataset, split=split, variant=variant, directory=directory,
                                strict_input=strict_input, raw_generations=raw_generations)  # fmt: skip
-        os.replace(staged, target)
-    finally:
-        staged.unlink(missing_ok=True)
     return landed, target, summary
 
 
