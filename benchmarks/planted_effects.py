@@ -58,7 +58,7 @@ def ablations(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
         )
     scores_table(con, rows)
     m = macros()
-    con.execute(f"create table metrics as {m.scoring_metrics(scores='scores', seed=seed, limit='')}")
+    con.execute(f"create table metrics as {m.scoring_metrics(scores='scores', seed=seed)}")
     con.execute(f"create table comparisons as {m.scoring_paired_comparisons(scores='scores', seed=seed)}")
     _paper(con, "paper_table4")
     con.execute("create table datasets as select 'retrieval' as task, 'arguana' as dataset")
@@ -102,7 +102,7 @@ def operators(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
     columns = "task varchar, dataset varchar, split varchar, qid varchar, turn bigint, gold_sql varchar"
     con.execute(f"create table queries ({columns})")
     con.executemany("insert into queries values (?, ?, ?, ?, ?, ?)", queries)
-    sql = macros().scoring_sql_operator_accuracy(scores="scores", queries="queries", seed=seed, limit="")
+    sql = macros().scoring_sql_operator_accuracy(scores="scores", queries="queries", seed=seed)
     for operator, mean, low, high, count in con.sql(
         f"select operator, mean, ci_low, ci_high, n from ({sql}) where operator <> 'all' order by operator"
     ).fetchall():
@@ -339,7 +339,7 @@ def examples(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
             rng, n, p, system="planted", task="retrieval", dataset="nq", variant=f"few_shot_{k}", metric="recall@1"
         )
     scores_table(con, rows)
-    con.execute(f"create table metrics as {macros().scoring_metrics(scores='scores', seed=seed, limit='')}")
+    con.execute(f"create table metrics as {macros().scoring_metrics(scores='scores', seed=seed)}")
     con.execute("create table corpus (task varchar, dataset varchar, min_context varchar)")
     sql = macros().scoring_example_curves(metrics="metrics", corpus="corpus")
     for k, mean, low, high, count in con.sql(f"select x, mean, ci_low, ci_high, n from ({sql}) order by x").fetchall():

@@ -109,6 +109,7 @@ final as (
         cost_usd::double as cost_usd,
         batch_id::varchar as batch_id,
         created_at::timestamptz as created_at,
+        query_limit::bigint as query_limit,
         arms.arm_id::varchar as arm_id
     from combined
     left join arms using (task, dataset, variant, method)

@@ -36,8 +36,3 @@
 {% macro loft_view_ref(name) -%}
     {{ ref(loft_prefix() ~ '__' ~ name).include(database=false) }}
 {%- endmacro %}
-
-{# The `limit` var (or $LOFT_LIMIT): first N dev and N test queries per dataset; '' = no limit. #}
-{% macro loft_query_limit() -%}
-    {{ var('limit', env_var('LOFT_LIMIT', '')) | string | trim }}
-{%- endmacro %}

@@ -89,10 +89,9 @@ from intervals
   still in a provider batch (status batch_pending) is 'pending', also without a mean: a later
   build collects the batch and scores it.
 #}
-{% macro scoring_metrics(scores=none, seed=none, limit=none) %}
+{% macro scoring_metrics(scores=none, seed=none) %}
 {%- set scores = scores or loft_ref('scores') -%}
 {%- set seed = seed if seed is not none else var('seed', 20240612) -%}
-{%- set limit = limit if limit is not none else loft_query_limit() -%}
 {%- set keys = ['size', 'source', 'system', 'method', 'task', 'dataset', 'variant', 'split', 'metric', 'rule',
                 'gold_version', 'grain'] -%}
 with
@@ -107,6 +106,7 @@ means as (
         'case when min(gold_depth) = max(gold_depth) then min(gold_depth) end as gold_depth',
         'avg(gold_token_offset) as gold_token_offset_mean',
         'any_value(arm_id) as arm_id',
+        'max(query_limit) as query_limit',
     ], seed) }}
 )
 
@@ -127,7 +127,7 @@ select
     gold_position,
     gold_depth,
     gold_token_offset_mean,
-    {{ limit or 'null' }}::bigint as query_limit,
+    query_limit,
     arm_id
 from means
 {% endmacro %}
@@ -146,11 +146,10 @@ from means
     from any run.
   n, mean and the 95% interval as in metrics; points with no answered row are left out.
 #}
-{% macro scoring_position_curves(scores=none, variants=none, seed=none, limit=none) %}
+{% macro scoring_position_curves(scores=none, variants=none, seed=none) %}
 {%- set scores = scores or loft_ref('scores') -%}
 {%- set variants = variants or loft_ref('prompt_variants') -%}
 {%- set seed = seed if seed is not none else var('seed', 20240612) -%}
-{%- set limit = limit if limit is not none else loft_query_limit() -%}
 {%- set keys = ['size', 'source', 'system', 'method', 'task', 'dataset', 'experiment', 'position_unit', 'position',
                 'split', 'metric', 'rule', 'metric_name'] -%}
 with
@@ -184,7 +183,7 @@ points as (
 ),
 
 final as (
-    {{ scoring_answered_means('points', keys, seed, limit) }}
+    {{ scoring_answered_means('points', keys, seed) }}
 )
 
 select * from final
@@ -193,14 +192,17 @@ select * from final
 
 {#
   The curve marts' points (position_curves, sql_operator_accuracy): scoring_means of `value` per
-  group of `keys` with n_unanswered, and the query limit. A group that answered nothing has no
-  accuracy there, so it is left out.
+  group of `keys` with n_unanswered, and a quick try's query limit. A group that answered nothing
+  has no accuracy there, so it is left out.
 #}
-{% macro scoring_answered_means(relation, keys, seed, limit) %}
+{% macro scoring_answered_means(relation, keys, seed) %}
 with
 
 means as (
-    {{ scoring_means(relation, keys, ['count(*) filter (where not is_answered) as n_unanswered'], seed) }}
+    {{ scoring_means(relation, keys, [
+        'count(*) filter (where not is_answered) as n_unanswered',
+        'max(query_limit) as query_limit',
+    ], seed) }}
 )
 
 select
@@ -211,7 +213,7 @@ select
     ci_low,
     ci_high,
     ci_method,
-    {{ limit or 'null' }}::bigint as query_limit
+    query_limit
 from means
 where n_unanswered < n
 {% endmacro %}
@@ -222,8 +224,9 @@ where n_unanswered < n
   the specialized models) beside this warehouse's default-variant results, per dataset and
   metric. Warehouse rows are the loft-rule, per-turn means of each dataset's primary metric and
   of the metric the paper reports for it (they differ for MS MARCO here: recall@1 in the paper,
-  MRecall@5 as built from BEIR qrels). Paper rows and warehouse rows are ranked apart
-  (rank_group): they come from other corpora and splits, which corpus_origin names. Runs with
+  MRecall@5 as built from BEIR qrels). Paper rows, full warehouse runs and quick tries (a run
+  sent with var limit N: query_limit N, scored on its first N queries only) are ranked apart
+  (rank_group): they come from other corpora, splits or query sets, which corpus_origin names. Runs with
   no answered row (metrics.run_status 'not_run') are left out, and so is the planted-effects test
   system (source 'planted'). source is 'paper', or where warehouse rows came from: 'inference'
   (runs of the systems) or 'import' (prediction files).
@@ -256,8 +259,11 @@ origins as (
 warehouse as (
     select
         m.source,
-        'warehouse' as rank_group,
-        'this warehouse: ' || m.size || ' ' || m.split || ' split, corpus built from '
+        case when m.query_limit is null then 'warehouse' else 'quick_try' end as rank_group,
+        'this warehouse: ' || m.size || ' ' || m.split || ' split'
+            || case when m.query_limit is not null
+                    then ', quick try of its first ' || m.query_limit || ' queries' else '' end
+            || ', corpus built from '
             || case
                 when o.corpus_source = 'loft_release' then 'the LOFT release files'
                 when o.corpus_source is not null then o.corpus_source
@@ -279,7 +285,8 @@ warehouse as (
         m.ci_low,
         m.ci_high,
         m.is_primary,
-        pm.metric is not null as is_paper_metric
+        pm.metric is not null as is_paper_metric,
+        m.query_limit
     from {{ metrics }} as m
     left join paper_metric as pm using (task, dataset, metric)
     left join origins as o using (task, dataset)
@@ -287,7 +294,6 @@ warehouse as (
         and m.grain = 'turn'
         and m.variant = 'default'
         and m.run_status = 'scored'
-        and m.query_limit is null
         and m.source <> 'planted'
         and (m.is_primary or pm.metric is not null)
 ),
@@ -312,7 +318,8 @@ from_paper as (
         null::double as ci_high,
         coalesce(paper.metric = {{ scoring_primary_metric('datasets.task', 'datasets.dataset', 'datasets.max_gold') }}, false)
             as is_primary,
-        true as is_paper_metric
+        true as is_paper_metric,
+        null::bigint as query_limit
     from paper
     left join {{ datasets }} as datasets using (task, dataset)
 ),
@@ -342,7 +349,8 @@ select
     ci_low,
     ci_high,
     is_primary,
-    is_paper_metric
+    is_paper_metric,
+    query_limit
 from combined
 {% endmacro %}
 
@@ -351,7 +359,7 @@ from combined
   leaderboard_wide: the leaderboard shaped like the paper's Table 2, one row per dataset and
   paper metric of the test split, one column per system ("paper: <model>" for the paper's,
   "<system>" for this warehouse's runs, "import: <system>" for imported files; a method other
-  than cic is named in brackets).
+  than cic is named in brackets, a quick try says so: "bm25 [quick try: 3 queries]").
 #}
 {% macro scoring_leaderboard_wide(leaderboard=none) %}
 {%- set leaderboard = leaderboard or loft_ref('leaderboard') -%}
@@ -369,7 +377,9 @@ cells as (
         metric,
         case source when 'paper' then 'paper: ' when 'import' then 'import: ' else '' end
             || system
-            || case when method is not null and method <> 'cic' then ' (' || method || ')' else '' end as column_name,
+            || case when method is not null and method <> 'cic' then ' (' || method || ')' else '' end
+            || case when query_limit is not null then ' [quick try: ' || query_limit || ' queries]' else '' end
+            as column_name,
         value
     from leaderboard
     where is_paper_metric and split = 'test'

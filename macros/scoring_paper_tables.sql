@@ -206,11 +206,10 @@ select * from final
   metrics; bins with no answered row are left out. The figure prints no numbers, so there is
   no paper value to set beside.
 #}
-{% macro scoring_sql_operator_accuracy(scores=none, queries=none, seed=none, limit=none) %}
+{% macro scoring_sql_operator_accuracy(scores=none, queries=none, seed=none) %}
 {%- set scores = scores or loft_ref('scores') -%}
 {%- set queries = queries or loft_ref('queries') -%}
 {%- set seed = seed if seed is not none else var('seed', 20240612) -%}
-{%- set limit = limit if limit is not none else loft_query_limit() -%}
 {%- set keys = ['size', 'source', 'system', 'method', 'task', 'dataset', 'variant', 'split', 'metric', 'rule',
                 'metric_name', 'operator'] -%}
 with
@@ -242,7 +241,7 @@ points as (
 ),
 
 final as (
-    {{ scoring_answered_means('points', keys, seed, limit) }}
+    {{ scoring_answered_means('points', keys, seed) }}
 )
 
 select * from final

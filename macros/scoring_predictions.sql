@@ -36,15 +36,17 @@ select * from final
   One row per (system, prompt) of every run, of every stage, plus imported predictions. A run is
   a (system, task, dataset, variant, method, split) with at least one stage-1 response; a
   stage-1 prompt of a run without a response is kept with status 'missing' so that it scores 0
-  instead of vanishing. A multi-stage method's later stages have the prompts built from the
-  system's own answers in the stage before (stage_prompts, from stage_answers); a query turn
+  instead of vanishing. A quick try's run (responses.query_limit N) owes only the first N
+  queries of its dataset and split, whatever the build that scores it says. A multi-stage
+  method's later stages have the prompts built from the system's own answers in the stage
+  before (stage_prompts, from stage_answers); a query turn
   whose final-stage prompts could not be built gets one final-stage row: 'skipped_upstream'
   (an earlier stage failed or named nothing usable), or an answered empty row when the stage
   before the final one answered with nothing to verify (a justified answer without
   candidates). is_final marks the rows of a method's last stage, which are what is scored.
 #}
 {% macro scoring_prediction_rows(
-    responses=none, prompts=none, imports=none, stage_prompts=none, stage_answers=none, queries=none, limit=none
+    responses=none, prompts=none, imports=none, stage_prompts=none, stage_answers=none, queries=none
 ) %}
 {%- set responses = responses or loft_view_ref('responses') -%}
 {%- set prompts = prompts or loft_view_ref('prompts') -%}
@@ -54,29 +56,29 @@ select * from final
 {%- set stage_answers = stage_answers or '(select * from ' ~ loft_view_ref('int_stage1_answers')
     ~ ' union all by name select * from ' ~ loft_view_ref('int_stage2_answers') ~ ')' -%}
 {%- set queries = queries or loft_view_ref('int_scored_queries') -%}
-{%- set limit = limit if limit is not none else loft_query_limit() -%}
 with
 
-{#- A quick try (var limit) sends only the first N dev and N test queries of each dataset
-    (seeded order, as inference.warehouse.first_queries): only those are owed. #}
-owed_queries as (
-    select distinct task, dataset, split, qid
-    from (
-        select
-            task, dataset, split, qid
-            {%- if limit %},
-            dense_rank() over (partition by task, dataset, split order by query_rank, qid) as position
-            {%- endif %}
-        from {{ queries }}
-        where split in ('dev', 'test')
-    )
-    {% if limit %}where position <= {{ limit }}{% endif %}
+{#- Seeded order, as inference.warehouse.first_queries picks a quick try's queries. #}
+ranked_queries as (
+    select distinct
+        task, dataset, split, qid,
+        dense_rank() over (partition by task, dataset, split order by query_rank, qid) as position
+    from {{ queries }}
+    where split in ('dev', 'test')
 ),
 
 runs as (
-    select distinct system, task, dataset, variant, method, split
+    select system, task, dataset, variant, method, split, max(query_limit) as query_limit
     from {{ responses }}
     where stage = 1
+    group by all
+),
+
+owed as (
+    select runs.system, runs.task, runs.dataset, runs.variant, runs.method, runs.split, ranked.qid
+    from runs
+    inner join ranked_queries as ranked using (task, dataset, split)
+    where runs.query_limit is null or ranked.position <= runs.query_limit
 ),
 
 stage_1 as (
@@ -99,8 +101,7 @@ stage_1 as (
         responses.raw_text,
         responses.finish_reason
     from {{ prompts }} as prompts
-    inner join runs using (task, dataset, variant, method, split)
-    semi join owed_queries using (task, dataset, split, qid)
+    inner join owed as runs using (task, dataset, variant, method, split, qid)
     left join {{ responses }} as responses
         on responses.system = runs.system
         and responses.prompt_id = prompts.prompt_id

@@ -798,7 +798,8 @@ select * from combined
   rows, not one per metric (the scores view unnests them).
 #}
 {% macro scoring_turn_scores(
-    predictions=none, queries=none, datasets=none, size=none, prompts=none, adjudications=none, arms=none
+    predictions=none, queries=none, datasets=none, size=none, prompts=none, adjudications=none, arms=none,
+    responses=none
 ) %}
 {%- set predictions = predictions or loft_ref('predictions') -%}
 {%- set queries = queries or loft_ref('int_scored_queries') -%}
@@ -806,6 +807,7 @@ select * from combined
 {%- set prompts = prompts or loft_ref('prompts') -%}
 {%- set adjudications = adjudications or loft_view_ref('stg_gold_adjudications') -%}
 {%- set arms = arms or loft_ref('arms') -%}
+{%- set responses = responses or loft_view_ref('responses') -%}
 {%- set size = size or loft_size() -%}
 with
 
@@ -863,6 +865,14 @@ positions as (
     where stage = 1 and call_index = 0
 ),
 
+{#- A quick try's N (responses.query_limit), per run. #}
+run_limits as (
+    select source, system, task, dataset, variant, method, split, max(query_limit) as query_limit
+    from {{ responses }}
+    where stage = 1
+    group by all
+),
+
 final as (
     select
         '{{ size }}' as size,
@@ -887,6 +897,7 @@ final as (
         positions.gold_token_offset,
         positions.n_documents,
         arms.arm_id,
+        run_limits.query_limit,
         list_transform(kept.metric_values, lambda m: {
             'metric': m.metric::{{ scoring_metric_type() }},
             'rule': m.rule::{{ scoring_rule_type() }},
@@ -901,6 +912,10 @@ final as (
     left join {{ arms }} as arms
         on arms.task = kept.task and arms.dataset = kept.dataset and arms.variant = kept.variant
         and arms.method = kept.method
+    left join run_limits
+        on run_limits.source = kept.source and run_limits.system = kept.system and run_limits.task = kept.task
+        and run_limits.dataset = kept.dataset and run_limits.variant = kept.variant
+        and run_limits.method = kept.method and run_limits.split = kept.split
     where len(kept.metric_values) > 0
 )
 
@@ -949,7 +964,8 @@ final as (
         gold_depth,
         gold_token_offset,
         n_documents,
-        arm_id
+        arm_id,
+        query_limit
     from turn_scores, unnest(turn_scores.metric_values) as scored(score)
 )
 

@@ -10,6 +10,7 @@ from loft_warehouse.errors import BadInputError, ConfigurationError
 
 # Each module exposes register(subparsers) adding its subcommands with set_defaults(func=...).
 COMMAND_MODULES: list[str] = [
+    "loft_warehouse.build",
     "loft_warehouse.size_models",
     "loft_warehouse.quality",
     "loft_warehouse.prompts.export",
@@ -31,7 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `loft` console script; bad input and settings end with one clear line."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and not getattr(args, "passes_unknown_arguments", False):
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.unknown_arguments = unknown
     try:
         return int(args.func(args) or 0)
     except (BadInputError, ConfigurationError) as exc:

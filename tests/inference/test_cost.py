@@ -176,6 +176,58 @@ def test_stored_responses_do_not_count_against_the_limit(tmp_path, api_env, stor
     assert frame.height == 5
 
 
+def test_the_plan_prices_what_this_build_sends_beside_the_full_run(tmp_path, api_env, store):
+    systems = systems_from(tmp_path, [openai_system(prices={"input": 1000.0, "output": 0.0})])
+    runner.run(inputs(make_prompts(3, 0)), systems, store, "128k", {}, emit=lambda line: None)
+    # Full run: 5 prompts x 110 tokens = $0.55 plus $1.00 of later stages. This build sends
+    # 2 prompts ($0.22) and 2/5 of the later stages ($0.40).
+    full_runs = {"gpt-fixture": cost.FullRun(full_usd=1.55, later_usd=1.0)}
+    lines: list[str] = []
+    with pytest.raises(CostLimitError, match=r"estimated \$0.62 exceeds max_cost_usd=\$0.60"):
+        runner.run(inputs(), systems, store, "128k", {}, max_cost_usd=0.6, emit=lines.append, full_runs=full_runs)
+    plan = next(line for line in lines if line.startswith("cost of this build"))
+    row = next(line for line in plan.splitlines() if line.startswith("gpt-fixture"))
+    assert row.split() == ["gpt-fixture", "5", "3", "0", "2", "0.62", "1.55"]
+    assert lines[-1] == "max_cost_usd=$0.60: this build's estimate is $0.62"
+    assert len(api_env.state.requests) == 3
+    frame = runner.run(inputs(), systems, store, "128k", {}, max_cost_usd=0.7, emit=lines.append, full_runs=full_runs)
+    assert frame.height == 5
+
+
+def test_a_limit_without_a_key_says_it_did_not_apply(tmp_path, api_env, store, monkeypatch):
+    monkeypatch.delenv("LOFT_TEST_OPENAI_KEY")
+    systems = systems_from(tmp_path, [openai_system(prices={"input": 1000.0, "output": 0.0})])
+    full_runs = {"gpt-fixture": cost.FullRun(full_usd=1.55, later_usd=1.0)}
+    lines: list[str] = []
+    frame = runner.run(inputs(), systems, store, "128k", {}, max_cost_usd=50, emit=lines.append, full_runs=full_runs)
+    assert set(frame["status"]) == {"skipped_no_credentials"}
+    row = next(line for line in lines[-2].splitlines() if line.startswith("gpt-fixture"))
+    assert row.split()[:2] == ["gpt-fixture", "5"] and "no key (set LOFT_TEST_OPENAI_KEY)" in row
+    assert row.split()[-1] == "1.55"
+    assert lines[-1] == "max_cost_usd=$50.00 did not apply: this build sends no request (gpt-fixture: no key)"
+
+
+def test_full_runs_price_each_system_in_its_own_mode():
+    base = {"model": "m", "size": "128k", "task": "rag", "dataset": "nq", "method": "rag_top5", "executor": "x"}
+    estimate = pl.DataFrame(
+        [
+            {**base, "system": "a", "mode": "stream", "stage": 1, "is_estimated_from_settings": False,
+             "cost_usd_no_cache": 2.0, "cost_usd_batch": 1.0},
+            {**base, "system": "a", "mode": "stream", "stage": 2, "is_estimated_from_settings": True,
+             "cost_usd_no_cache": 4.0, "cost_usd_batch": 2.0},
+            {**base, "system": "b", "mode": "batch", "stage": 1, "is_estimated_from_settings": False,
+             "cost_usd_no_cache": 2.0, "cost_usd_batch": 1.0},
+            {**base, "system": "c", "mode": "stream", "stage": 1, "is_estimated_from_settings": False,
+             "cost_usd_no_cache": None, "cost_usd_batch": None},
+        ]
+    )  # fmt: skip
+    assert cost.full_runs(estimate) == {
+        "a": cost.FullRun(6.0, 4.0),
+        "b": cost.FullRun(1.0, 0.0),
+        "c": cost.FullRun(None, 0.0),
+    }
+
+
 def test_actual_cost_is_stored_per_response(tmp_path, api_env, store):
     systems = systems_from(tmp_path, [openai_system(prices={"input": 2.0, "cached_input": 0.5, "output": 10.0})])
     frame = runner.run(inputs(make_prompts(1, 0)), systems, store, "128k", {}, emit=lambda line: None)

@@ -49,6 +49,7 @@ SHAPES: dict[str, dict[str, str]] = {
         "error": "varchar",
         "cost_usd": "double",
         "created_at": "timestamp",
+        "query_limit": "bigint",
     },
     "prompts": {
         "prompt_id": "varchar",
@@ -239,7 +240,7 @@ def insert(con: duckdb.DuckDBPyConnection, table: str, rows: Iterable[Mapping[st
 VIEWS = {"int_scored_queries", "int_prediction_rows", "int_parsed_answers", "predictions", "scores"}
 
 
-def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", limit: str = "") -> dict[str, float]:
+def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k") -> dict[str, float]:
     """Create the scoring tables and views (as the dbt models do) from the upstream tables; seconds each."""
     m = macros()
     steps = [
@@ -256,7 +257,6 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", lim
                 stage_prompts="stage_prompts",
                 stage_answers="stage_answers",
                 queries="int_scored_queries",
-                limit=limit,
             ),
         ),
         ("int_parsed_answers", m.scoring_parsed_answers(rows="int_prediction_rows")),
@@ -275,10 +275,11 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k", lim
                 prompts="prompts",
                 adjudications="adjudications",
                 arms="arms",
+                responses="responses",
             ),
         ),
         ("scores", m.scoring_scores(turn_scores="int_turn_scores")),
-        ("metrics", m.scoring_metrics(scores="scores", seed=seed, limit=limit)),
+        ("metrics", m.scoring_metrics(scores="scores", seed=seed)),
         ("leaderboard", m.scoring_leaderboard(metrics="metrics", paper="paper", datasets="stg_datasets")),
     ]
     seconds = {}
@@ -316,6 +317,7 @@ SCORE_COLUMNS = {
     "gold_depth": "double",
     "gold_token_offset": "bigint",
     "arm_id": "varchar",
+    "query_limit": "bigint",
 }
 
 
@@ -461,12 +463,15 @@ class Scenario:
         """A one-turn query with one ok response."""
         self.respond(self.query(task, dataset, qid, gold, **kwargs), raw_text)
 
-    def build(self, seed: int = 7, limit: str = "") -> duckdb.DuckDBPyConnection:
-        """Insert the rows added so far and build the scoring tables."""
+    def build(self, seed: int = 7, query_limit: int | None = None) -> duckdb.DuckDBPyConnection:
+        """Insert the rows added so far (the responses as a quick try of `query_limit` queries, if
+        given) and build the scoring tables."""
+        for row in self._rows.get("responses", []) if query_limit else []:
+            row["query_limit"] = query_limit
         for table, rows in self._rows.items():
             insert(self.con, table, rows)
         self._rows = {}
-        build(self.con, seed=seed, limit=limit)
+        build(self.con, seed=seed)
         return self.con
 
     def stored_lists(self) -> list[tuple[Any, ...]]:

@@ -18,6 +18,15 @@ pytestmark = pytest.mark.slow
 RETRIEVAL = ("arguana", "hotpotqa", "msmarco", "nq")
 
 
+def _environment(work: Path) -> dict[str, str]:
+    """The module's settings: bm25 only, its own imports folder and response store."""
+    return {
+        "LOFT_SYSTEMS": "bm25",
+        "LOFT_IMPORTS_DIR": str(work / "imports"),
+        "LOFT_RESPONSE_STORE": str(work / "store.sqlite"),
+    }
+
+
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
     work = tmp_path_factory.mktemp("scoring")
@@ -32,11 +41,10 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Pa
         lines.append(json.dumps({"qid": record["qid"], "num_turns": 1, "model_outputs": [answer]}))
     preds = work / "preds.jsonl"
     preds.write_text("\n".join(lines) + "\n")
-    imports = work / "imports"
     database = work / "loft.duckdb"
-    env = {"LOFT_SYSTEMS": "bm25", "LOFT_IMPORTS_DIR": str(imports), "LOFT_RESPONSE_STORE": str(work / "store.sqlite")}
+    env = _environment(work)
     result = run_dbt(
-        ["build", "--select", "+loft_128k__results_quality", "+loft_128k__leaderboard"]
+        ["build", "--select", "+loft_128k__results_quality", "+loft_128k__leaderboard_wide"]
         + ["--indirect-selection", "cautious"],
         database,
         env,
@@ -46,8 +54,8 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Pa
     command = "import-predictions {} --system upstream-file --size 128k --task retrieval --dataset arguana"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LOFT_DUCKDB_PATH", str(database))
-        assert main([*command.format(preds).split(), "--imports-dir", str(imports)]) == 0
-    selection = [f"loft_128k__int_imported_queries+,+loft_128k__{m}" for m in ("results_quality", "leaderboard")]
+        assert main([*command.format(preds).split(), "--imports-dir", env["LOFT_IMPORTS_DIR"]]) == 0
+    selection = [f"loft_128k__int_imported_queries+,+loft_128k__{m}" for m in ("results_quality", "leaderboard_wide")]
     result = run_dbt(["build", "--select", *selection], database, env)
     assert result.returncode == 0, result.stdout[-5000:]
     return database
@@ -101,3 +109,31 @@ def test_scores_view_reads_from_a_renamed_copy_of_the_warehouse(warehouse: Path,
     shutil.copy(warehouse, copy)
     sql = "select count(*), sum(value) from loft_128k.scores where source = 'import'"
     assert query(copy, sql) == query(warehouse, sql)
+
+
+def test_a_quick_try_rescored_by_a_later_import_stays_marked(warehouse: Path, tmp_path: Path) -> None:
+    """The newcomer's sequence: a full build, a `limit: 3` try, then an import's build (which
+    selects the import's downstream only, without the var): bm25 is never scored as a full run
+    of 100 queries with 97 unanswered, and the leaderboard marks the try."""
+    board = (
+        "select rank_group, query_limit, n, n_unanswered from loft_128k.leaderboard "
+        "where system = 'bm25' and dataset = 'arguana' and split = 'test' and is_primary"
+    )
+    assert query(warehouse, board) == [("warehouse", None, 100, 0)]
+    database = tmp_path / "loft.duckdb"
+    shutil.copy(warehouse, database)
+    env = _environment(warehouse.parent)
+    built = [f"+loft_128k__{m}" for m in ("results_quality", "leaderboard_wide")]
+    tried_selection = [f"loft_128k__int_stage1_responses+,{model}" for model in built]
+    tried = run_dbt(["build", "--select", *tried_selection, "--vars", "{limit: 3}"], database, env)
+    assert tried.returncode == 0, tried.stdout[-5000:]
+    assert query(database, board) == [("quick_try", 3, 3, 0)]
+    # What `loft import-predictions --build` runs, within what the module built.
+    rescored_selection = [f"loft_128k__int_imported_queries+,{model}" for model in built]
+    rescored = run_dbt(["build", "--select", *rescored_selection], database, env)
+    assert rescored.returncode == 0, rescored.stdout[-5000:]
+    assert query(database, board) == [("quick_try", 3, 3, 0)]
+    columns = [row[0] for row in query(database, "describe loft_128k.leaderboard_wide")]
+    assert "bm25 [quick try: 3 queries]" in columns and "bm25" not in columns
+    imported = "select n, n_unanswered, query_limit from loft_128k.metrics where source = 'import' and is_primary"
+    assert query(database, imported) == [(100, 20, None)]

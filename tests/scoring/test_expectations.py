@@ -58,7 +58,7 @@ def test_suites_pass_on_a_quick_try() -> None:
         s._rows["queries"][-1]["query_rank"] = rank
     s.query("rag", "nq", "d", ["x"])
     s._rows["queries"][-1]["query_rank"] = 3
-    s.build(limit="2")
+    s.build(query_limit=2)
     assert s.con.sql("select n, n_unanswered from metrics where metric_name = 'em_loft'").fetchall() == [(2, 0)]
     failures = _failures(s)
     assert failures == {name: [] for name in failures}

@@ -161,7 +161,21 @@ def test_a_quick_try_owes_only_its_first_queries_and_says_so() -> None:
     for rank, qid in enumerate(["c", "a", "b"]):
         s.case("rag", "nq", qid, ["x"], "Final Answer: ['x']")
         s._rows["queries"][-1]["query_rank"] = rank
-    s.build(limit="2")
+    s.build(query_limit=2)
     owed = s.con.sql("select qid from predictions order by qid").fetchall()
     assert owed == [("a",), ("c",)]
     assert s.con.sql("select distinct n, query_limit from metrics").fetchall() == [(2, 2)]
+    assert s.con.sql("select distinct query_limit from scores").fetchall() == [(2,)]
+    board = "select rank_group, query_limit, n, n_unanswered, value from leaderboard where system = 'sys'"
+    assert s.con.sql(board).fetchall() == [("quick_try", 2, 2, 0, 1.0)]
+
+
+def test_a_full_run_owes_every_query_and_ranks_with_the_warehouse() -> None:
+    s = Scenario()
+    for rank, qid in enumerate(["c", "a", "b"]):
+        s.query("rag", "nq", qid, ["x"])
+        s._rows["queries"][-1]["query_rank"] = rank
+    s.respond("rag/nq/nq/default/c/0", "Final Answer: ['x']")
+    s.build()
+    board = "select rank_group, query_limit, n, n_unanswered from leaderboard where system = 'sys'"
+    assert s.con.sql(board).fetchall() == [("warehouse", None, 3, 2)]

@@ -69,7 +69,7 @@ def ablations() -> duckdb.DuckDBPyConnection:
                 )
     scores_table(con, rows)
     m = macros()
-    con.execute(f"create table metrics as {m.scoring_metrics(scores='scores', seed=SEED, limit='')}")
+    con.execute(f"create table metrics as {m.scoring_metrics(scores='scores', seed=SEED)}")
     con.execute(f"create table comparisons as {m.scoring_paired_comparisons(scores='scores', seed=SEED)}")
     con.execute(f"create table paper as select * from read_csv('{TABLE4}', header = true, auto_detect = true)")
     con.execute(
@@ -146,7 +146,7 @@ def test_without_any_run_the_paper_cells_stand_alone() -> None:
     con = register(duckdb.connect())
     scores_table(con, [])
     m = macros()
-    con.execute(f"create table metrics as {m.scoring_metrics(scores='scores', seed=SEED, limit='')}")
+    con.execute(f"create table metrics as {m.scoring_metrics(scores='scores', seed=SEED)}")
     con.execute(f"create table comparisons as {m.scoring_paired_comparisons(scores='scores', seed=SEED)}")
     con.execute(f"create table paper as select * from read_csv('{TABLE4}', header = true, auto_detect = true)")
     con.execute("create table datasets (task varchar, dataset varchar)")
@@ -217,7 +217,7 @@ def operators() -> duckdb.DuckDBPyConnection:
     columns = "task varchar, dataset varchar, split varchar, qid varchar, turn bigint, gold_sql varchar"
     con.execute(f"create table queries ({columns})")
     con.executemany("insert into queries values (?, ?, ?, ?, ?, ?)", queries)
-    sql = macros().scoring_sql_operator_accuracy(scores="scores", queries="queries", seed=SEED, limit="")
+    sql = macros().scoring_sql_operator_accuracy(scores="scores", queries="queries", seed=SEED)
     con.execute(f"create table operator_accuracy as {sql}")
     return con
 
@@ -394,7 +394,7 @@ def examples() -> duckdb.DuckDBPyConnection:
     rows.append({"system": "silent", "task": "retrieval", "dataset": "nq", "variant": "few_shot_0", "qid": "q0",
                  "metric": "recall@1", "value": 0.0, "status": "error", "is_answered": False})  # fmt: skip
     scores_table(con, rows)
-    con.execute(f"create table metrics as {macros().scoring_metrics(scores='scores', seed=SEED, limit='')}")
+    con.execute(f"create table metrics as {macros().scoring_metrics(scores='scores', seed=SEED)}")
     con.execute("create table corpus (task varchar, dataset varchar, min_context varchar)")
     for context, n in EXAMPLES.items():
         con.executemany("insert into corpus values ('icl', 'bbh_date', ?)", [[context]] * n)
@@ -450,7 +450,7 @@ def quest() -> duckdb.DuckDBPyConnection:
                   "is_primary": False}  # fmt: skip
         rows.append({**common, "metric": "set_accuracy", "value": 1.0 if q < SIMPLE28_CIC[1] else 0.0})
     scores_table(con, rows)
-    con.execute(f"create table metrics as {macros().scoring_metrics(scores='scores', seed=SEED, limit='')}")
+    con.execute(f"create table metrics as {macros().scoring_metrics(scores='scores', seed=SEED)}")
     con.execute(f"create table paper as select * from read_csv('{QUEST_LOFT}', header = true, auto_detect = true)")
     con.execute("create table datasets as select 'rag' as task, 'quest' as dataset")
     sql = macros().scoring_quest_loft_methods(metrics="metrics", paper="paper", datasets="datasets", size="128k")

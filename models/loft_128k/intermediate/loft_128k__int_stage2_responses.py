@@ -23,4 +23,5 @@ def model(dbt, session):
         queries=dbt.ref("loft_128k__queries"),
         prices=dbt.source("reference", "model_prices"),
         data_dir=loft.get("data_dir"),
+        limit=loft.get("limit"),
     )

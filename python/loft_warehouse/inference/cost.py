@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -381,6 +381,94 @@ def format_estimate(table: pl.DataFrame) -> str:
             f"{float(group['input_tokens'].sum()) / 1e6:>10.3f} {amounts(totals)}"
         )
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class FullRun:
+    """A system's estimate for every prompt of the size, all stages, nothing stored and no
+    limit (full_usd), and for its later stages alone (later_usd); None where a price is unknown."""
+
+    full_usd: float | None
+    later_usd: float | None
+
+
+def full_runs(estimate: pl.DataFrame) -> dict[str, FullRun]:
+    """FullRun per system of a cost_estimates frame, at the price of the mode the system runs in
+    (batch, else streaming without caching: what max_cost_usd is checked against)."""
+    price = pl.when(pl.col("mode") == "batch").then(pl.col("cost_usd_batch")).otherwise(pl.col("cost_usd_no_cache"))
+    runs = {}
+    for (system,), group in estimate.with_columns(price.alias("usd")).group_by("system", maintain_order=True):
+        later = group.filter(pl.col("is_estimated_from_settings"))["usd"]
+        runs[str(system)] = FullRun(
+            None if group["usd"].null_count() else float(group["usd"].sum()),
+            None if later.null_count() else float(later.sum()),
+        )
+    return runs
+
+
+@dataclass
+class SystemPlan:
+    """What a build will do for one selected system before any call: prompts in scope (fitting
+    its window), already stored, waiting in batches, still to send; the estimated cost of what
+    it sends (later stages included, in proportion), its full-run estimate, and why it sends
+    nothing (no key)."""
+
+    system: str
+    prompts: int = 0
+    stored: int = 0
+    in_batches: int = 0
+    to_send: int = 0
+    usd: float | None = 0.0
+    full_usd: float | None = None
+    skipped: str = ""
+
+    def add_cost(self, usd: float | None) -> None:
+        self.usd = None if usd is None or self.usd is None else self.usd + usd
+
+
+def format_plan(plans: Sequence[SystemPlan], size: str, has_full_run: bool) -> str:
+    """The per-system plan printed before any call: this build's requests and estimated cost
+    beside the full-run estimate, and a total line."""
+
+    def money(value: float | None) -> str:
+        return "unknown" if value is None else f"{value:,.2f}"
+
+    full = f" {'full run $':>12}" if has_full_run else ""
+    header = f"{'system':<24} {'prompts':>8} {'stored':>8} {'batches':>8} {'to send':>8} {'this build $':>13}{full}"
+    what = "this build, every stage" if has_full_run else "this stage"
+    lines = [f"cost of {what} at {size}, before any call (full run: every prompt, nothing stored, no limit):"]
+    lines += [header, "-" * len(header)]
+    for plan in plans:
+        full_cell = f" {money(plan.full_usd):>12}" if has_full_run else ""
+        if plan.skipped:
+            lines.append(f"{plan.system:<24} {plan.prompts:>8} {plan.skipped:>42}{full_cell}")
+            continue
+        lines.append(
+            f"{plan.system:<24} {plan.prompts:>8} {plan.stored:>8} {plan.in_batches:>8} {plan.to_send:>8} "
+            f"{money(plan.usd):>13}{full_cell}"
+        )
+    total = total_usd(plans)
+    full_total = None if any(p.full_usd is None for p in plans) else sum(p.full_usd or 0.0 for p in plans)
+    full_cell = f" {money(full_total):>12}" if has_full_run else ""
+    lines.append(
+        f"{'total':<24} {'':>8} {'':>8} {'':>8} {sum(p.to_send for p in plans):>8} {money(total):>13}{full_cell}"
+    )
+    return "\n".join(lines)
+
+
+def total_usd(plans: Sequence[SystemPlan]) -> float | None:
+    """This build's estimated cost over the plans (None when any is unknown)."""
+    return None if any(p.usd is None for p in plans) else sum(p.usd or 0.0 for p in plans)
+
+
+def limit_line(plans: Sequence[SystemPlan], max_cost_usd: float) -> str:
+    """What max_cost_usd was checked against, said once, including when it did not apply."""
+    total = total_usd(plans)
+    if not any(p.to_send for p in plans):
+        skipped = [p.system for p in plans if p.skipped]
+        why = f" ({', '.join(skipped)}: no key)" if skipped else ""
+        return f"max_cost_usd=${max_cost_usd:,.2f} did not apply: this build sends no request{why}"
+    return f"max_cost_usd=${max_cost_usd:,.2f}: this build's estimate is ${total or 0.0:,.2f}"
 
 
 def check_limit(estimated_usd: float | None, max_cost_usd: float | None, what: str) -> None:

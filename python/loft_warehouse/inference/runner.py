@@ -4,7 +4,8 @@ Per system: rows outside its scope are left out; without credentials every row i
 `skipped_no_credentials` (one warning line); prompts that do not fit its context window (in
 its own tokenizer where it has one, see window.py) are `skipped_too_long`; everything else is
 looked up in the durable store by request key and only the rest is sent. Before any call, the
-estimated cost of all calls still to make is checked against max_cost_usd. Multi-turn queries
+estimated cost of the calls this build will make is printed beside the full run's and checked
+against max_cost_usd. Multi-turn queries
 run as one conversation: turn t is sent with the earlier turns and the model's earlier answers
 (parsed, as upstream feeds them back).
 """
@@ -525,7 +526,7 @@ def run(
     feedback: Feedback = loft_feedback,
     emit: Callable[[str], None] = emit_stderr,
     data_dir: str | None = None,
-    later_stages_usd: float | None = 0.0,
+    full_runs: Mapping[str, cost.FullRun] | None = None,
     retry_errors: bool = False,
 ) -> pl.DataFrame:
     """Responses of every in-scope prompt row for every system (the `responses` table rows).
@@ -535,19 +536,20 @@ def run(
 
     data_dir locates the tokenizer files of systems with a `tokenizer` (None: the default).
     Rows of a stage that a non-model step answers (bm25 top-k) are run by that step for each
-    system in whose scope they are, with no credentials needed and at no cost. max_cost_usd
-    bounds the calls still to make plus later_stages_usd, the estimate of the stages that will
-    follow (None: unknown).
+    system in whose scope they are, with no credentials needed and at no cost. Before any call
+    it prints what it will send and its estimated cost per system; max_cost_usd bounds that:
+    the requests still to send, plus each system's later stages (full_runs: the stage-1 run's
+    cost_estimates) in proportion to the share of its prompts still to send.
     """
     prompts = _with_defaults(inputs.prompts)
     out: list[Outcome] = []
     planned: list[tuple[SystemRun, list[Conversation], int, BatchWork | None]] = []
-    to_spend = 0.0
-    unknown_cost = False
+    plans: dict[str, cost.SystemPlan] = {}
     for chosen in systems:
         in_scope = scope(prompts, chosen, size)
         if "system" in in_scope.columns:
             in_scope = in_scope.filter(pl.col("system") == chosen.name).drop("system")
+        plan = plans.setdefault(chosen.name, cost.SystemPlan(chosen.name))
         for system, rows in executors(chosen, in_scope):
             if rows.height == 0:
                 continue
@@ -556,6 +558,8 @@ def run(
                 needed = ", ".join(missing)
                 emit(f"WARNING: {system.name}: {rows.height} prompt(s) skipped_no_credentials (set {needed})")
                 out.extend(_skipped(rows, system, chosen, "skipped_no_credentials"))
+                plan.prompts += rows.height
+                plan.skipped = f"not sent: no key (set {needed})"
                 continue
             window = ContextWindow(system, data_dir)
             split = window.split(rows, inputs.prefixes, inputs.segments)
@@ -581,25 +585,48 @@ def run(
             pending = work.pending(convs)
             for row in pending:
                 tokens = int(row["n_tokens_total"] or 0)
-                spend = cost.actual_cost(prices, tokens, 0, system.expected_output_tokens, batch=batch)
-                unknown_cost |= spend is None
-                to_spend += spend or 0.0
+                plan.add_cost(cost.actual_cost(prices, tokens, 0, system.expected_output_tokens, batch=batch))
             label = system.name if system is chosen else f"{system.name} for {chosen.name}"
             waiting = f", {work.n_in_batches} waiting in batches" if batch else ""
             verb = "to submit in batches" if batch else "to send"
             stored = rows.height - len(pending) - work.n_in_batches
             emit(f"{label}: {rows.height} prompt(s), {stored} stored{waiting}, {len(pending)} {verb}")
+            plan.prompts += rows.height
+            plan.stored += stored
+            plan.in_batches += work.n_in_batches
+            plan.to_send += len(pending)
             planned.append((work, convs, len(pending), batches))
-    planned_usd = None if unknown_cost or later_stages_usd is None else to_spend + later_stages_usd
+    for plan in plans.values():
+        _add_later_stages(plan, (full_runs or {}).get(plan.system), full_runs is not None)
+    shown = [plan for plan in plans.values() if plan.prompts]
+    if shown:
+        emit(cost.format_plan(shown, size, full_runs is not None))
+    if max_cost_usd is not None:
+        emit(cost.limit_line(shown, max_cost_usd))
     try:
-        cost.check_limit(planned_usd, max_cost_usd, "inference run")
+        cost.check_limit(cost.total_usd(shown), max_cost_usd, "inference run")
         for work, convs, n_pending, batches in planned:
             out.extend(work.execute(convs, n_pending) if batches is None else batches.walk(convs, work.in_batches))
     finally:
-        for plan in planned:
-            if plan[3] is not None:
-                plan[3].close()
+        for planned_run in planned:
+            if planned_run[3] is not None:
+                planned_run[3].close()
     return responses_frame(out)
+
+
+def _add_later_stages(plan: cost.SystemPlan, full_run: cost.FullRun | None, is_first_stage: bool) -> None:
+    """A stage-1 plan's later stages: their full-run estimate times the share of the system's
+    stage-1 prompts still to send (a stored stage-1 answer has, as a rule, its later stages
+    stored too; each later stage checks its own requests again before sending them)."""
+    if not is_first_stage:
+        return
+    if full_run is None:
+        return
+    plan.full_usd = full_run.full_usd
+    if plan.skipped or not plan.prompts:
+        return
+    later = None if full_run.later_usd is None else full_run.later_usd * plan.to_send / plan.prompts
+    plan.add_cost(later)
 
 
 def _skipped(rows: pl.DataFrame, system: System, reported: System, status: str) -> list[Outcome]:

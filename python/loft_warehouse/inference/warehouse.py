@@ -223,21 +223,16 @@ def responses(
     """Send one stage's prompts for the selected systems; the `responses` rows from the store,
     each with its source ('planted' for the planted-effects test system, else 'inference').
 
-    Stage 1 passes the cost estimate of every stage and prints it before any call; later
-    stages pass their own prompt rows (with a `system` and their `prefix_text`). With a limit,
-    only the first N dev and N test queries of each dataset are sent (query_limit)."""
+    Stage 1 passes the cost estimate of every stage (cost_estimates: the full run, beside which
+    the runner prints what this build sends and checks max_cost_usd against it); later stages
+    pass their own prompt rows (with a `system` and their `prefix_text`). With a limit, only the
+    first N dev and N test queries of each dataset are sent, and every row carries N
+    (query_limit): scoring reads a run's limit from its rows, never from a later build's vars."""
     systems = select(configured_systems(systems_file_setting, batch), parse_selection(selection))
     names = [s.name for s in systems]
-    later_usd: float | None = 0.0
+    full_runs = None
     if estimates is not None:
-        estimate = project(estimates).filter(pl.col("system").is_in(names))
-        if estimate.height:
-            emit(f"cost estimate for loft_{size} (before any call):\n{cost.format_estimate(estimate)}")
-            later_stages = estimate.filter(pl.col("is_estimated_from_settings"))
-            later = later_stages.select(
-                pl.when(pl.col("mode") == "batch").then(pl.col("cost_usd_batch")).otherwise(pl.col("cost_usd_no_cache"))
-            ).to_series()
-            later_usd = None if later.null_count() else float(later.sum())
+        full_runs = cost.full_runs(project(estimates).filter(pl.col("system").is_in(names)))
     prompt_rows = project(prompts, PROMPT_COLUMNS)
     n_queries = query_limit(limit)
     if n_queries is not None:
@@ -264,7 +259,7 @@ def responses(
             size,
             cost.prices_from_frame(project(prices)),
             max_cost_usd=cost.parse_limit(max_cost_usd),
-            later_stages_usd=later_usd,
+            full_runs=full_runs,
             emit=emit,
             data_dir=data_dir,
             retry_errors=settings.flag(retry_errors, "retry_errors"),
@@ -272,4 +267,8 @@ def responses(
     created = pl.col("created_at").str.to_datetime(format="%Y-%m-%dT%H:%M:%S%.f%z")
     planted = [s.name for s in systems if s.provider == "planted"]
     source = pl.when(pl.col("system").is_in(planted)).then(pl.lit("planted")).otherwise(pl.lit("inference"))
-    return frame.with_columns(created.dt.convert_time_zone("UTC"), source.alias("source"))
+    return frame.with_columns(
+        created.dt.convert_time_zone("UTC"),
+        source.alias("source"),
+        pl.lit(n_queries, pl.Int64).alias("query_limit"),
+    )

@@ -1,0 +1,162 @@
+"""`loft build`: `dbt build` from any folder, with the sizes and settings checked before dbt
+parses the project.
+
+dbt reads the whole project (about 15-30 s) before its first hook can look at a setting, and
+run from another folder it fails on its profiles folder. This command checks the selection's
+sizes and every setting the preflight hook checks (the same code, macros/preflight.sql's vars
+with the same environment fallbacks) first, says what is wrong in one line, and then runs dbt
+in the project folder, so the warehouse and its store are the ones a build from there uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from loft_warehouse import preflight
+from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.inference.cli import warehouse_path
+from loft_warehouse.settings import PROJECT_ROOT
+
+SIZES = ("32k", "128k", "1m")
+# Schemas a selection may name besides the sizes.
+OTHER_SCHEMAS = ("compare",)
+SCHEMA_TERM = re.compile(r"(?:^|[\s,+@:])(?:\d+\+)?loft_([0-9a-z]+)(?=__|\+|,|\s|$)")
+# Environment settings that hold a path: a relative one is read from the folder `loft build`
+# was started in, as it would be by dbt started there.
+PATH_SUFFIXES = ("_PATH", "_DIR", "_FILE", "_STORE")
+# The vars macros/preflight.sql passes to the check: (var, environment fallback, default).
+PREFLIGHT_VARS: tuple[tuple[str, str | None, Any], ...] = (
+    ("data_dir", "LOFT_DATA_DIR", ""),
+    ("tokenizer_model", "LOFT_TOKENIZER_MODEL", ""),
+    ("seed", None, 20240612),
+    ("datasets", "LOFT_DATASETS", ""),
+    ("methods", "LOFT_METHODS", "cic"),
+    ("prompt_variants", None, ["default"]),
+    ("litm_documents", None, ""),
+    ("litm_positions", None, ""),
+    ("kv_positions", None, ""),
+    ("rr_lengths", None, ""),
+    ("rr_step", None, ""),
+    ("reprompt_every", None, ""),
+    ("icr_pages", None, ""),
+    ("chunk_tokens", None, ""),
+    ("verify_candidates", None, ""),
+    ("limit", "LOFT_LIMIT", ""),
+    ("systems", "LOFT_SYSTEMS", ""),
+    ("systems_file", "LOFT_SYSTEMS_FILE", ""),
+    ("max_cost_usd", "LOFT_MAX_COST_USD", ""),
+    ("retry_errors", "LOFT_RETRY_ERRORS", "false"),
+    ("batch", "LOFT_BATCH", ""),
+)
+
+
+def selected_sizes(selection: list[str]) -> list[str]:
+    """The sizes the --select terms name; an unknown `loft_<size>` is refused, naming the sizes."""
+    named = {match.group(1) for term in selection for match in SCHEMA_TERM.finditer(term)}
+    unknown = sorted(named - set(SIZES) - set(OTHER_SCHEMAS))
+    if unknown:
+        terms = ", ".join(f"loft_{name}" for name in unknown)
+        choices = ", ".join(f"loft_{size}" for size in SIZES)
+        raise ConfigurationError(f"--select {terms}: no such size; the sizes are {choices} (and loft_compare)")
+    return [size for size in SIZES if size in named]
+
+
+def build_vars(text: str | None) -> dict[str, Any]:
+    """The --vars mapping (YAML, as dbt reads it)."""
+    if not text:
+        return {}
+    try:
+        values = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigurationError(f"--vars is not YAML: {exc}") from exc
+    if not isinstance(values, dict):
+        raise ConfigurationError(f"--vars must be a mapping, got {text!r}")
+    return values
+
+
+def preflight_values(given: dict[str, Any], environ: dict[str, str]) -> dict[str, Any]:
+    """What the preflight hook would read: each var, else its environment fallback, else its default."""
+    values = {}
+    for name, env, default in PREFLIGHT_VARS:
+        if name in given:
+            values[name] = given[name]
+        else:
+            values[name] = environ.get(env, default) if env else default
+    return values
+
+
+def environment_from(caller: Path, environ: dict[str, str]) -> dict[str, str]:
+    """The environment for dbt in the project folder: relative LOFT_* paths read from the caller's folder."""
+    resolved = dict(environ)
+    for name, value in environ.items():
+        if name.startswith("LOFT_") and name.endswith(PATH_SUFFIXES) and value and not Path(value).is_absolute():
+            resolved[name] = str((caller / value).resolve())
+    return resolved
+
+
+def command(args: argparse.Namespace) -> int:
+    """Check the selection and settings, then run `dbt build` with the same arguments."""
+    dbt_args: list[str] = list(args.unknown_arguments)
+    parsed = argparse.ArgumentParser(add_help=False)
+    parsed.add_argument("--select", "-s", nargs="+", default=[])
+    parsed.add_argument("--vars", default=None)
+    known, _ = parsed.parse_known_args(dbt_args)
+    sizes = selected_sizes(known.select)
+    environ = environment_from(Path.cwd(), dict(os.environ))
+    values = preflight_values(build_vars(known.vars), environ)
+    if values["data_dir"] and not Path(str(values["data_dir"])).is_absolute():
+        values["data_dir"] = str((Path.cwd() / str(values["data_dir"])).resolve())
+        dbt_args = _with_var(dbt_args, known.vars, "data_dir", values["data_dir"])
+    previous = os.environ.copy()
+    os.environ.update(environ)
+    try:
+        preflight.check(values, sizes)
+    finally:
+        os.environ.clear()
+        os.environ.update(previous)
+    executable = str(Path(sys.executable).with_name("dbt"))
+    folders = [] if "--project-dir" in dbt_args else ["--project-dir", str(PROJECT_ROOT)]
+    folders += [] if "--profiles-dir" in dbt_args else ["--profiles-dir", str(PROJECT_ROOT)]
+    process = subprocess.Popen([executable, "build", *dbt_args, *folders], cwd=PROJECT_ROOT, env=environ)
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        process.send_signal(signal.SIGINT)
+        process.wait()
+        warehouse = warehouse_path(environ.get("LOFT_DUCKDB_PATH"))
+        print(
+            f"loft build: interrupted; nothing of this build was published: {warehouse} holds the last good "
+            "build; rerun the same command to resume (stored responses are not paid again)",
+            file=sys.stderr,
+        )
+        return 130
+
+
+def _with_var(dbt_args: list[str], given: str | None, name: str, value: str) -> list[str]:
+    """dbt's arguments with one var replaced (a relative data_dir made absolute)."""
+    values = {**build_vars(given), name: value}
+    text = yaml.safe_dump(values, default_flow_style=True).strip()
+    if given is None:
+        return [*dbt_args, "--vars", text]
+    position = dbt_args.index(given)
+    return [*dbt_args[:position], text, *dbt_args[position + 1 :]]
+
+
+def register(subparsers: Any) -> None:
+    """Add the `build` subcommand."""
+    parser = subparsers.add_parser(
+        "build",
+        help="dbt build from any folder, sizes and settings checked before dbt parses the project",
+        description=__doc__,
+        usage="loft build [dbt build's arguments, e.g. --select loft_128k --vars '{limit: 3}']",
+    )
+    parser.set_defaults(func=command, passes_unknown_arguments=True)

@@ -1,0 +1,103 @@
+"""`loft build`: sizes and settings refused in one line before dbt starts, dbt run in the project
+folder from anywhere."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from loft_warehouse import build
+from loft_warehouse.cli import main
+from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.settings import PROJECT_ROOT
+
+
+class NoDbt:
+    """Stands in for subprocess.Popen: records what would have started."""
+
+    started: list[dict[str, Any]] = []
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+        NoDbt.started.append({"argv": argv, "cwd": cwd, "env": env})
+
+    def wait(self) -> int:
+        return 0
+
+
+@pytest.fixture
+def no_dbt(monkeypatch: pytest.MonkeyPatch, shared_data: Path) -> type[NoDbt]:
+    NoDbt.started = []
+    monkeypatch.setattr(build.subprocess, "Popen", NoDbt)
+    monkeypatch.setenv("LOFT_DATA_DIR", str(shared_data))
+    return NoDbt
+
+
+@pytest.mark.parametrize(
+    ("selection", "sizes"),
+    [
+        (["loft_128k"], ["128k"]),
+        (["+loft_32k__leaderboard", "loft_compare"], ["32k"]),
+        (["loft_128k__int_imported_queries+,+loft_128k__leaderboard"], ["128k"]),
+        (["loft_1m", "loft_32k"], ["32k", "1m"]),
+        (["tag:nightly"], []),
+    ],
+)
+def test_the_sizes_a_selection_names(selection: list[str], sizes: list[str]) -> None:
+    assert build.selected_sizes(selection) == sizes
+
+
+def test_an_unknown_size_is_refused_before_dbt_starts(no_dbt: type[NoDbt], capsys: pytest.CaptureFixture) -> None:
+    assert main(["build", "--select", "loft_64k"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "loft build: --select loft_64k: no such size; the sizes are loft_32k, loft_128k, loft_1m (and loft_compare)\n"
+    )
+    assert no_dbt.started == []
+
+
+def test_a_typo_in_a_setting_is_refused_before_dbt_starts(no_dbt: type[NoDbt], capsys: pytest.CaptureFixture) -> None:
+    assert main(["build", "--select", "loft_32k", "--vars", "{systems: [gtp-4o]}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "did you mean 'gpt-4o'?" in err
+    assert no_dbt.started == []
+
+
+def test_dbt_runs_in_the_project_folder_from_anywhere(
+    no_dbt: type[NoDbt], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LOFT_DUCKDB_PATH", "mine.duckdb")
+    assert main(["build", "--select", "loft_32k", "--vars", "{limit: 3}"]) == 0
+    (started,) = no_dbt.started
+    assert started["cwd"] == PROJECT_ROOT
+    assert started["argv"][1:] == [
+        "build", "--select", "loft_32k", "--vars", "{limit: 3}",
+        "--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT),
+    ]  # fmt: skip
+    assert started["env"]["LOFT_DUCKDB_PATH"] == str(tmp_path / "mine.duckdb")
+
+
+def test_a_var_wins_over_its_environment_fallback() -> None:
+    values = build.preflight_values({"limit": 3}, {"LOFT_LIMIT": "7", "LOFT_SYSTEMS": "bm25"})
+    assert (values["limit"], values["systems"], values["methods"]) == (3, "bm25", "cic")
+
+
+def test_vars_that_are_not_a_mapping_are_refused() -> None:
+    with pytest.raises(ConfigurationError, match="must be a mapping"):
+        build.build_vars("[1, 2]")
+
+
+def test_the_checked_vars_are_the_preflight_hooks() -> None:
+    """PREFLIGHT_VARS restates macros/preflight.sql's vars: the same names, fallbacks and defaults."""
+    text = (PROJECT_ROOT / "macros" / "preflight.sql").read_text(encoding="utf-8")
+    pattern = r'"(\w+)": var\("(\w+)", (?:env_var\("(\w+)", ("[^"]*")\)|([^)]+?))\)'
+    in_macro = [
+        (name, env or None, yaml.safe_load(env_default or default))
+        for key, name, env, env_default, default in re.findall(pattern, text)
+        if key == name
+    ]
+    assert in_macro == list(build.PREFLIGHT_VARS)
