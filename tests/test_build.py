@@ -20,9 +20,11 @@ class NoDbt:
     """Stands in for subprocess.Popen: records what would have started."""
 
     started: list[dict[str, Any]] = []
+    output: list[str] = []
 
-    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], **_: Any) -> None:
         NoDbt.started.append({"argv": argv, "cwd": cwd, "env": env})
+        self.stdout = iter(NoDbt.output)
 
     def wait(self) -> int:
         return 0
@@ -31,6 +33,7 @@ class NoDbt:
 @pytest.fixture
 def no_dbt(monkeypatch: pytest.MonkeyPatch, shared_data: Path) -> type[NoDbt]:
     NoDbt.started = []
+    NoDbt.output = []
     monkeypatch.setattr(build.subprocess, "Popen", NoDbt)
     monkeypatch.setenv("LOFT_DATA_DIR", str(shared_data))
     return NoDbt
@@ -101,3 +104,25 @@ def test_the_checked_vars_are_the_preflight_hooks() -> None:
         if key == name
     ]
     assert in_macro == list(build.PREFLIGHT_VARS)
+
+
+def test_a_ctrl_c_ends_in_one_line_saying_what_was_published(
+    no_dbt: type[NoDbt], capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("LOFT_DUCKDB_PATH", str(tmp_path / "w.duckdb"))
+    no_dbt.output = [
+        "12:00:00  156 of 205 START sql table model loft_32k.stage_retrieval\n",
+        "12:00:01  Exited because of keyboard interrupt\n",
+        "12:00:01  Done. PASS=157 WARN=0 ERROR=0 SKIP=0 NO-OP=0 TOTAL=157\n",
+        "12:00:01  Encountered an error:\n",
+        "Traceback (most recent call last):\n",
+        "KeyboardInterrupt\n",
+    ]
+    assert main(["build", "--select", "loft_32k"]) == 130
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out and "KeyboardInterrupt" not in out
+    assert out.splitlines()[-1].endswith("Done. PASS=157 WARN=0 ERROR=0 SKIP=0 NO-OP=0 TOTAL=157")
+    assert err == (
+        f"loft build: interrupted; nothing of this build was published ({tmp_path / 'w.duckdb'} holds the last good "
+        "build); rerun the same command to resume without paying twice for stored responses\n"
+    )

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +32,9 @@ SCHEMA_TERM = re.compile(r"(?:^|[\s,+@:])(?:\d+\+)?loft_([0-9a-z]+)(?=__|\+|,|\s
 # Environment settings that hold a path: a relative one is read from the folder `loft build`
 # was started in, as it would be by dbt started there.
 PATH_SUFFIXES = ("_PATH", "_DIR", "_FILE", "_STORE")
+# dbt's line on a Ctrl-C, and its summary line.
+DBT_INTERRUPTED = "Exited because of keyboard interrupt"
+DBT_SUMMARY = "Done. PASS="
 # The vars macros/preflight.sql passes to the check: (var, environment fallback, default).
 PREFLIGHT_VARS: tuple[tuple[str, str | None, Any], ...] = (
     ("data_dir", "LOFT_DATA_DIR", ""),
@@ -126,19 +128,36 @@ def command(args: argparse.Namespace) -> int:
     executable = str(Path(sys.executable).with_name("dbt"))
     folders = [] if "--project-dir" in dbt_args else ["--project-dir", str(PROJECT_ROOT)]
     folders += [] if "--profiles-dir" in dbt_args else ["--profiles-dir", str(PROJECT_ROOT)]
-    process = subprocess.Popen([executable, "build", *dbt_args, *folders], cwd=PROJECT_ROOT, env=environ)
-    try:
-        return process.wait()
-    except KeyboardInterrupt:
-        process.send_signal(signal.SIGINT)
-        process.wait()
-        warehouse = warehouse_path(environ.get("LOFT_DUCKDB_PATH"))
-        print(
-            f"loft build: interrupted; nothing of this build was published: {warehouse} holds the last good "
-            "build; rerun the same command to resume (stored responses are not paid again)",
-            file=sys.stderr,
-        )
-        return 130
+    code, interrupted = _run_dbt([executable, "build", *dbt_args, *folders], environ)
+    if not interrupted:
+        return code
+    warehouse = warehouse_path(environ.get("LOFT_DUCKDB_PATH"))
+    print(
+        f"loft build: interrupted; nothing of this build was published ({warehouse} "
+        "holds the last good build); rerun the same command to resume without paying twice for stored responses",
+        file=sys.stderr,
+    )
+    return 130
+
+
+def _run_dbt(argv: list[str], environ: dict[str, str]) -> tuple[int, bool]:
+    """Run dbt in the project folder, its output passed through; after a Ctrl-C, dbt's own
+    report of it (a traceback of its thread pool) is left out but for its summary line.
+    Returns dbt's exit code and whether the run was interrupted."""
+    process = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=environ, stdout=subprocess.PIPE, text=True, bufsize=1)
+    assert process.stdout is not None
+    interrupted = False
+    while True:
+        try:
+            for line in process.stdout:
+                interrupted = interrupted or DBT_INTERRUPTED in line
+                if not interrupted or DBT_SUMMARY in line:
+                    sys.stdout.write(line)
+                    sys.stdout.flush()
+            break
+        except KeyboardInterrupt:
+            interrupted = True
+    return process.wait(), interrupted
 
 
 def _with_var(dbt_args: list[str], given: str | None, name: str, value: str) -> list[str]:

@@ -601,7 +601,7 @@ def run(
     shown = [plan for plan in plans.values() if plan.prompts]
     if shown:
         emit(cost.format_plan(shown, size, full_runs is not None))
-    if max_cost_usd is not None:
+    if max_cost_usd is not None and (shown or full_runs is not None):
         emit(cost.limit_line(shown, max_cost_usd))
     try:
         cost.check_limit(cost.total_usd(shown), max_cost_usd, "inference run")
