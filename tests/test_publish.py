@@ -57,6 +57,19 @@ def test_an_unpublished_run_with_nothing_published_starts_empty(tmp_path: Path) 
     assert not working.exists() and not unpublished_marker(working).exists()
 
 
+def test_a_deleted_working_file_starts_again_from_the_published_build(tmp_path: Path) -> None:
+    published, working = _database(tmp_path / "w.duckdb", "published"), tmp_path / "w.duckdb.build"
+    line = restore_unpublished(str(working), str(published))
+    assert line == f"no working copy {working}; starting from the published build {published}"
+    assert _value(working) == "published"
+    assert restore_unpublished(str(working), str(published)) is None
+
+
+def test_a_first_build_has_nothing_to_restore(tmp_path: Path) -> None:
+    assert restore_unpublished(str(tmp_path / "w.duckdb.build"), str(tmp_path / "w.duckdb")) is None
+    assert not (tmp_path / "w.duckdb.build").exists()
+
+
 def test_a_working_file_another_process_holds_is_left_alone(tmp_path: Path) -> None:
     published = _database(tmp_path / "w.duckdb", "published")
     working = _database(tmp_path / "w.duckdb.build", "running")

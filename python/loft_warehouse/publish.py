@@ -13,13 +13,15 @@ A failed or killed build also leaves the working file half new, half old. The `o
 marks the working file as unpublished (`begin_build`) and a publish clears the mark; dbt's next
 run finds the mark before it opens the working file and starts from the published build
 (`restore_unpublished`), so a partial selection (`--select <size>__int_imported_queries+`) can
-never publish the killed build's tables beside the last good build's.
+never publish the killed build's tables beside the last good build's. A deleted working file
+is started again from the published build, so deleting it between builds only frees disk.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -38,10 +40,26 @@ def unpublished_marker(working: Path) -> Path:
     return working.with_name(working.name + ".unpublished")
 
 
+# Linux's FICLONE ioctl: the copy shares the source's blocks until either is written (btrfs,
+# XFS with reflink, bcachefs), so the working copy costs no disk until the next build.
+FICLONE = 0x40049409
+
+
+def _clone_or_copy(source: Path, target: Path) -> None:
+    if fcntl is not None and sys.platform == "linux":
+        with source.open("rb") as src, target.open("wb") as dst:
+            try:
+                fcntl.ioctl(dst.fileno(), FICLONE, src.fileno())
+                return
+            except OSError:
+                pass  # ext4, overlayfs, tmpfs: no shared blocks, a plain copy below
+    shutil.copyfile(source, target)
+
+
 def _copy_durably(source: Path, target: Path) -> None:
     partial = target.with_name(f".{target.name}.{os.getpid()}.copying")
     try:
-        shutil.copyfile(source, partial)
+        _clone_or_copy(source, partial)
         with partial.open("rb+") as handle:
             os.fsync(handle.fileno())
         os.replace(partial, target)
@@ -84,11 +102,17 @@ def _held_by_another_process(path: Path) -> bool:
 
 def restore_unpublished(working: str, published: str) -> str | None:
     """Before dbt opens `working`: if the last run on it did not publish, replace it with the
-    published build (or remove it when nothing is published yet); one line back, None when
-    there was nothing to do. A working file another process holds is left to DuckDB's lock."""
+    published build (or remove it when nothing is published yet); if it was deleted, start it
+    again from the published build. One line back, None when there was nothing to do. A
+    working file another process holds is left to DuckDB's lock."""
     source, target = _paths(working, published)
     marker = unpublished_marker(source)
-    if source == target or not marker.exists() or _held_by_another_process(source):
+    if source == target:
+        return None
+    if not source.exists() and not marker.exists() and target.exists():
+        _copy_durably(target, source)
+        return f"no working copy {source}; starting from the published build {target}"
+    if not marker.exists() or _held_by_another_process(source):
         return None
     source.with_name(source.name + ".wal").unlink(missing_ok=True)
     if target.exists():

@@ -43,6 +43,19 @@ def test_every_page_renders_with_real_numbers(dashboard_warehouse: Path, monkeyp
     assert len(ours) and ours["value"].between(0, 1).all() and ours["ci_low"].notna().all()
     assert len(app.get("plotly_chart")) >= 1
 
+    _page(app, "Table 2 grid")
+    grid = _frames(app)[0]
+    assert {"paper: GPT-4o", "paper: Gemini 1.5 Pro", "bm25"} <= set(grid.columns)
+    assert grid.loc[grid["row_name"] == "retrieval/arguana: recall@1", "bm25"].between(0, 1).all()
+    assert len(app.get("plotly_chart")) == 1
+
+    app.sidebar.multiselect(key="filter-system").set_value(["imported-run"]).run()
+    _page(app, "Leaderboard")
+    board = _frames(app)[0]
+    assert set(board[board["source"] != "paper"]["system"]) == {"imported-run"}
+    assert any("of other systems" in str(c.value) for c in app.caption)
+    app.sidebar.multiselect(key="filter-system").set_value([]).run()
+
     _page(app, "Query drill-down")
     texts = [block.value for block in app.code]
     assert any("Final Answer" in text for text in texts)  # bm25's raw response

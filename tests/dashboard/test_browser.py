@@ -25,6 +25,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # What each page must show once rendered (text), besides its header.
 EXPECTED = {
     "Leaderboard": "paper: GPT-4o",
+    "Table 2 grid": "Colour by the difference from",
     "Query drill-down": "Final Answer",
     "Position curves": "points, each a mean with its 95% interval",
     "Heatmaps": "imported-run",
@@ -105,11 +106,21 @@ def test_each_page_in_chromium_offline_with_a_build_running(dashboard: str, dash
         for index, name in enumerate(PAGES):
             page.get_by_text(name, exact=True).first.click()
             page.locator(f"text={EXPECTED[name]} >> visible=true").first.wait_for(timeout=90_000)
-            if name in ("Leaderboard", "Position curves", "Cost", "Run status", "Heatmaps"):
+            if name in ("Leaderboard", "Table 2 grid", "Position curves", "Cost", "Run status", "Heatmaps"):
                 page.locator(".js-plotly-plot").first.wait_for(timeout=90_000)
             time.sleep(1)
             page.screenshot(path=str(tmp_path / f"{index + 1}-{name.lower().replace(' ', '-')}.png"), full_page=True)
             built[name] = page.inner_text("body")
+        page.get_by_text("Leaderboard", exact=True).first.click()
+        page.get_by_text("paper: GPT-4o").first.wait_for(timeout=90_000)
+        system_filter = page.locator(".stMultiSelect").filter(has_text="System").first
+        system_filter.click()
+        page.keyboard.type("imported-run")
+        page.keyboard.press("Enter")
+        page.locator("text=of other systems >> visible=true").first.wait_for(timeout=90_000)
+        time.sleep(1)
+        page.screenshot(path=str(tmp_path / "9-leaderboard-filtered.png"), full_page=True)
+        filtered = page.inner_text("body")
         output = running.communicate(timeout=900)[0]
         assert running.returncode == 0, output[-3000:]
         assert "published" in output
@@ -122,6 +133,9 @@ def test_each_page_in_chromium_offline_with_a_build_running(dashboard: str, dash
     board = built["Leaderboard"]
     assert "bm25" in board and "0.8" in board
     assert "not compared" not in built["Paired comparison"]
+    grid = built["Table 2 grid"]
+    assert "paper: Gemini 1.5 Pro" in grid and "retrieval/arguana: recall@1" in grid
+    assert "Hidden by the sidebar's filters" in filtered and "imported-run" in filtered
     shots = sorted(p.name for p in tmp_path.glob("*.png"))
-    assert len(shots) == len(PAGES)
+    assert len(shots) == len(PAGES) + 1
     print("screenshots:", *(str(tmp_path / s) for s in shots), sep="\n  ")

@@ -56,7 +56,7 @@ def has_table(path: Path, schema: str, table: str) -> bool:
 
 LEADERBOARD = """
 select task, dataset, paper_dataset, metric, size, split, source, rank_group, corpus_origin, system, method,
-       value, rank, n, ci_low, ci_high
+       value, rank, n, ci_low, ci_high, is_paper_metric, is_primary, query_limit
 from {schema}.leaderboard
 where is_paper_metric or is_primary
 order by task, dataset, metric, rank_group, rank
@@ -64,14 +64,15 @@ order by task, dataset, metric, rank_group, rank
 
 PRIMARY_METRICS = """
 select size, source, system, method, task, dataset, variant, split, metric_name, run_status, n, n_unanswered,
-       mean, ci_low, ci_high
+       mean, ci_low, ci_high, query_limit
 from {schema}.metrics
 where is_primary and rule = 'loft' and grain = 'turn'
 order by task, dataset, system
 """
 
 POSITION_CURVES = """
-select system, method, task, dataset, experiment, position_unit, position, split, n, mean, ci_low, ci_high
+select system, method, task, dataset, experiment, position_unit, position, split, n, mean, ci_low, ci_high,
+       query_limit
 from {schema}.position_curves
 order by experiment, system, position
 """

@@ -1,12 +1,15 @@
 """The dashboard's pages (app.py runs them; `loft dashboard` serves app.py on 127.0.0.1).
 
-Pages (sidebar): leaderboard beside the paper, one query's drill-down, position curves, context
-length x dataset heatmaps, paired comparisons, the cost ledger and run status. Everything is read
-from the published warehouse file (data.py), so a build running meanwhile never conflicts.
+Pages (sidebar): leaderboard beside the paper, the paper's Table 2 as a grid, one query's
+drill-down, position curves, context length x dataset heatmaps, paired comparisons, the cost
+ledger and run status. The sidebar's filters (system, dataset, method, quick tries) apply to
+every page, and an empty page says what the filters hid. Everything is read from the published
+warehouse file (data.py), so a build running meanwhile never conflicts.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,20 @@ import streamlit as st
 
 from loft_warehouse.dashboard import data
 
-PAGES = ("Leaderboard", "Query drill-down", "Position curves", "Heatmaps", "Paired comparison", "Cost", "Run status")
+PAGES = (
+    "Leaderboard",
+    "Table 2 grid",
+    "Query drill-down",
+    "Position curves",
+    "Heatmaps",
+    "Paired comparison",
+    "Cost",
+    "Run status",
+)
+# The paper's model the Table 2 grid colours differences from, unless another is picked.
+REFERENCE_MODEL = "Gemini 1.5 Pro"
+# Runs a position-curve chart draws before more are picked.
+CURVE_RUNS = 8
 
 
 @st.cache_data(ttl=300, show_spinner=False)
@@ -30,6 +46,59 @@ def query(sql: str, schema: str, *params: object) -> pd.DataFrame:
     return _read(str(path), data.stamp(path), sql.format(schema=schema), tuple(params))
 
 
+@dataclass(frozen=True)
+class Filters:
+    """The sidebar's choices; an empty choice keeps everything. Paper rows have no method and
+    are never filtered by system."""
+
+    systems: tuple[str, ...] = ()
+    datasets: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+    quick_tries: bool = False
+
+    def apply(self, frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+        """The rows the filters keep, and what they hid (a sentence, '' when nothing)."""
+        if frame.empty:
+            return frame, ""
+        keep = pd.Series(True, index=frame.index)
+        paper = frame["source"] == "paper" if "source" in frame.columns else pd.Series(False, index=frame.index)
+        hidden = []
+        if self.systems and "system" in frame.columns:
+            kept = paper | frame["system"].isin(self.systems)
+            hidden.append((~kept & keep).sum() and f"{(~kept & keep).sum()} of other systems")
+            keep &= kept
+        if self.datasets and {"task", "dataset"} <= set(frame.columns):
+            kept = (frame["task"] + "/" + frame["dataset"]).isin(self.datasets)
+            hidden.append((~kept & keep).sum() and f"{(~kept & keep).sum()} of other datasets")
+            keep &= kept
+        if self.methods and "method" in frame.columns:
+            kept = frame["method"].isna() | frame["method"].isin(self.methods)
+            hidden.append((~kept & keep).sum() and f"{(~kept & keep).sum()} of other methods")
+            keep &= kept
+        if not self.quick_tries and "query_limit" in frame.columns:
+            kept = frame["query_limit"].isna()
+            hidden.append((~kept & keep).sum() and f"{(~kept & keep).sum()} of quick tries (tick Show quick tries)")
+            keep &= kept
+        said = [h for h in hidden if h]
+        return frame[keep], ("Hidden by the sidebar's filters: " + ", ".join(said) + " row(s).") if said else ""
+
+
+def _empty(message: str, hidden: str) -> None:
+    st.info(f"{message} {hidden}".strip())
+
+
+def sidebar_filters(schema: str) -> Filters:
+    """The filter widgets, their options read from the size's metrics."""
+    metrics = query(data.PRIMARY_METRICS, schema)
+    st.sidebar.subheader("Filters")
+    systems = st.sidebar.multiselect("System", sorted(metrics["system"].unique()), key="filter-system")
+    names = sorted((metrics["task"] + "/" + metrics["dataset"]).unique()) if len(metrics) else []
+    datasets = st.sidebar.multiselect("Dataset", names, key="filter-dataset")
+    methods = st.sidebar.multiselect("Method", sorted(metrics["method"].unique()), key="filter-method")
+    quick = st.sidebar.checkbox("Show quick tries (runs sent with a limit)", key="filter-quick")
+    return Filters(tuple(systems), tuple(datasets), tuple(methods), quick)
+
+
 def _bar_label(row: Any) -> str:
     """One bar per row: paper rows by model, this warehouse's by system, method, split and source."""
     if row.source == "paper":
@@ -39,43 +108,137 @@ def _bar_label(row: Any) -> str:
     return f"{source}{row.system}{method} ({row.size} {row.split})"
 
 
-def leaderboard(schema: str) -> None:
+def _chart_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """One chart per dataset: the rows of the metric the paper reports, else the primary metric's."""
+    has_paper_metric = frame.groupby(["task", "dataset"])["is_paper_metric"].transform("any")
+    return frame[(has_paper_metric & frame["is_paper_metric"]) | (~has_paper_metric & frame["is_primary"])]
+
+
+def leaderboard(schema: str, filters: Filters) -> None:
     st.header(f"Leaderboard ({schema}) beside the paper's Table 2")
-    frame = query(data.LEADERBOARD, schema)
-    ours = frame[frame["rank_group"] == "warehouse"]
+    frame, hidden = filters.apply(query(data.LEADERBOARD, schema))
+    ours = frame[frame["rank_group"] != "paper"]
     if ours.empty:
-        st.info("No scored run at this size yet: build it with `dbt build --select " + schema + "`.")
+        _empty(f"No scored run to show at this size: build one with `dbt build --select {schema}`.", hidden)
+    elif hidden:
+        st.caption(hidden)
     st.caption(
         "Paper rows: LOFT 128k release corpus, test split. This warehouse's rows name their own corpus and split "
-        "(corpus_origin); the two groups are ranked apart."
+        "(corpus_origin); paper rows, full runs and quick tries are ranked apart (rank_group)."
     )
-    for (task, dataset, metric), group in frame.groupby(["task", "dataset", "metric"], sort=True):
-        if not (group["rank_group"] == "warehouse").any():
+    for (task, dataset), group in _chart_rows(frame).groupby(["task", "dataset"], sort=True):
+        if (group["rank_group"] == "paper").all():
             continue
+        metric = group["metric"].iloc[0]
         labels = [_bar_label(row) for row in group.itertuples()]
         low = (group["value"] - group["ci_low"]).fillna(0)
         high = (group["ci_high"] - group["value"]).fillna(0)
+        colours = {"paper": "#9aa5b1", "quick_try": "#f2a93b"}
         figure = go.Figure(
             go.Bar(
                 x=labels,
                 y=group["value"],
                 error_y={"type": "data", "array": high, "arrayminus": low},
-                marker_color=["#9aa5b1" if g == "paper" else "#1f77b4" for g in group["rank_group"]],
+                marker_color=[colours.get(g, "#1f77b4") for g in group["rank_group"]],
                 text=[f"{v:.2f}" for v in group["value"]],
             )
         )
         figure.update_layout(title=f"{task}/{dataset}: {metric}", yaxis_range=[0, 1.05], height=320)
-        st.plotly_chart(figure, key=f"lb-{task}-{dataset}-{metric}")
+        st.plotly_chart(figure, key=f"lb-{task}-{dataset}")
     st.subheader("Every row")
     st.dataframe(frame, hide_index=True)
 
 
-def drill_down(schema: str) -> None:
+def _grid_column(row: Any) -> str:
+    """A Table 2 column: the paper's model, or this warehouse's run (quick tries say so)."""
+    if row.source == "paper":
+        return f"paper: {row.system}"
+    label = _bar_label(row).rsplit(" (", 1)[0]
+    return label + (f" [quick try: {int(row.query_limit)}]" if pd.notna(row.query_limit) else "")
+
+
+def table2_grid(schema: str, filters: Filters) -> None:
+    st.header("The paper's Table 2: datasets x systems")
+    frame, hidden = filters.apply(query(data.LEADERBOARD, schema))
+    frame = frame[frame["is_paper_metric"]]
+    models = sorted(frame[frame["source"] == "paper"]["system"].unique())
+    splits = sorted(frame[frame["source"] != "paper"]["split"].unique(), reverse=True)
+    if not splits or not models:
+        _empty(f"No run of a Table 2 dataset to set beside the paper at this size ({schema}).", hidden)
+        return
+    split = st.selectbox("This warehouse's split", splits, key="grid-split")
+    frame = frame[(frame["source"] == "paper") | (frame["split"] == split)]
+    reference = st.selectbox(
+        "Colour by the difference from",
+        models,
+        index=models.index(REFERENCE_MODEL) if REFERENCE_MODEL in models else 0,
+        key="grid-reference",
+    )
+    frame = frame.assign(
+        row_name=frame["task"] + "/" + frame["dataset"] + ": " + frame["metric"],
+        column=[_grid_column(row) for row in frame.itertuples()],
+    )
+    base = frame[(frame["source"] == "paper") & (frame["system"] == reference)].set_index("row_name")["value"]
+    frame = frame.assign(difference=frame["value"] - frame["row_name"].map(base))
+    columns = [f"paper: {m}" for m in models] + sorted(set(frame["column"]) - {f"paper: {m}" for m in models})
+    rows = sorted(frame["row_name"].unique())
+
+    def cells(value: str) -> pd.DataFrame:
+        return frame.pivot_table(index="row_name", columns="column", values=value, aggfunc="first").reindex(
+            index=rows, columns=columns
+        )
+
+    values, differences, low, high = cells("value"), cells("difference"), cells("ci_low"), cells("ci_high")
+    hover = [
+        [
+            f"{column}<br>{row}: {values.at[row, column]:.3f}"
+            + (
+                f"<br>95% CI [{low.at[row, column]:.3f}, {high.at[row, column]:.3f}]"
+                if pd.notna(low.at[row, column])
+                else ""
+            )
+            + (
+                f"<br>{differences.at[row, column]:+.3f} vs {reference}"
+                if pd.notna(differences.at[row, column])
+                else ""
+            )
+            if pd.notna(values.at[row, column])
+            else f"{column}<br>{row}: not run"
+            for column in columns
+        ]
+        for row in rows
+    ]
+    figure = go.Figure(
+        go.Heatmap(
+            z=differences.to_numpy(dtype=float),
+            x=columns,
+            y=rows,
+            text=values.map(lambda v: "" if pd.isna(v) else f"{v:.2f}").to_numpy(),
+            texttemplate="%{text}",
+            hovertext=hover,
+            hoverinfo="text",
+            colorscale="RdBu",
+            zmid=0,
+            colorbar={"title": f"vs {reference}"},
+        )
+    )
+    figure.update_layout(height=160 + 32 * len(rows), margin={"t": 40}, yaxis={"autorange": "reversed"})
+    st.caption(
+        f"Cells: the value; colour: its difference from {reference} (paper). Hover for the 95% interval. "
+        f"Paper: LOFT 128k release corpus, test split; this warehouse: its own corpus at this size, {split} split."
+    )
+    if hidden:
+        st.caption(hidden)
+    st.plotly_chart(figure, key="grid")
+    st.dataframe(values.reset_index(), hide_index=True)
+
+
+def drill_down(schema: str, filters: Filters) -> None:
     st.header("One query: prompt, raw response, parsed answer, gold, scores")
-    metrics = query(data.PRIMARY_METRICS, schema)
+    metrics, hidden = filters.apply(query(data.PRIMARY_METRICS, schema))
     scored = metrics[metrics["run_status"] == "scored"]
     if scored.empty:
-        st.info("No scored run at this size yet.")
+        _empty("No scored run to show at this size.", hidden)
         return
     names = sorted({f"{t}/{d}" for t, d in zip(scored["task"], scored["dataset"], strict=True)})
     name = st.selectbox("Dataset", names, key="drill-dataset")
@@ -91,9 +254,9 @@ def drill_down(schema: str) -> None:
         st.subheader(f"{row.variant} / {row.method}, turn {row.turn}: {row.status}")
         st.markdown("**Query**")
         st.code(str(row.query_text), language=None, wrap_lines=True)
-        prefix = str(row.prefix_text or "")
-        st.markdown(f"**Prompt head** (first 1,500 of {len(prefix):,} characters of the shared prefix)")
-        st.code((str(row.head or "") + prefix)[:1500], language=None, wrap_lines=True)
+        opening = str(row.head or "") + str(row.prefix_text or "")
+        st.markdown(f"**Prompt opening** (first {min(1500, len(opening)):,} of {len(opening):,} characters)")
+        st.code(opening[:1500], language=None, wrap_lines=True)
         st.markdown("**Prompt suffix**")
         st.code(str(row.suffix), language=None, wrap_lines=True)
         st.markdown("**Raw response**")
@@ -106,13 +269,14 @@ def drill_down(schema: str) -> None:
     st.dataframe(query(data.SCORES_OF, schema, task, dataset, system, qid), hide_index=True)
 
 
-def position_curves(schema: str) -> None:
+def position_curves(schema: str, filters: Filters) -> None:
     st.header("Accuracy by where the gold sits")
-    curves = query(data.POSITION_CURVES, schema)
+    curves, hidden = filters.apply(query(data.POSITION_CURVES, schema))
     if curves.empty:
-        st.info(
-            "No position curve yet: run a system on a retrieval or RAG dataset (gold depth deciles), or build a "
-            "positional study (prompt_variants gold_pos_*, datasets litm/* or rr/*)."
+        _empty(
+            "No position curve to show: run a system on a retrieval or RAG dataset (gold depth deciles), or build a "
+            "positional study (prompt_variants gold_pos_*, datasets litm/* or rr/*).",
+            hidden,
         )
         return
     experiment = st.selectbox("Experiment", sorted(curves["experiment"].unique()), key="curve-experiment")
@@ -120,7 +284,12 @@ def position_curves(schema: str) -> None:
     chosen = chosen.assign(
         run=chosen["system"] + " / " + chosen["task"] + "/" + chosen["dataset"] + " " + chosen["split"]
     )
-    st.caption(f"{experiment}: {len(chosen)} points, each a mean with its 95% interval, per run")
+    runs = sorted(chosen["run"].unique())
+    picked = st.multiselect("Runs", runs, default=runs[:CURVE_RUNS], key="curve-runs")
+    chosen = chosen[chosen["run"].isin(picked)]
+    st.caption(
+        f"{experiment}: {len(picked)} of {len(runs)} runs, {len(chosen)} points, each a mean with its 95% interval"
+    )
     figure = px.line(
         chosen,
         x="position",
@@ -136,16 +305,19 @@ def position_curves(schema: str) -> None:
     st.dataframe(chosen, hide_index=True)
 
 
-def heatmaps(schemas: list[str]) -> None:
+def heatmaps(schemas: list[str], filters: Filters) -> None:
     st.header("Context length x dataset, per system (primary metric, test split where built, else dev)")
     frames = [query(data.PRIMARY_METRICS, schema) for schema in schemas]
-    metrics = pd.concat(frames) if frames else pd.DataFrame()
+    metrics, hidden = filters.apply(pd.concat(frames) if frames else pd.DataFrame())
     metrics = (
         metrics[(metrics["run_status"] == "scored") & (metrics["variant"] == "default")] if len(metrics) else metrics
     )
     if metrics.empty:
-        st.info("No scored run yet.")
+        _empty("No scored run to show.", hidden)
         return
+    if len(schemas) == 1:
+        others = ", ".join(f"`dbt build --select {s}`" for s in data.SIZE_SCHEMAS if s not in schemas)
+        st.caption(f"Only {schemas[0]} is built, so each map has one column: {others} adds the other sizes.")
     metrics = metrics.assign(dataset_name=metrics["task"] + "/" + metrics["dataset"])
     best_split = metrics.sort_values("split", ascending=False).drop_duplicates(
         ["size", "system", "method", "dataset_name"]
@@ -154,15 +326,22 @@ def heatmaps(schemas: list[str]) -> None:
         table = group.pivot_table(index="dataset_name", columns="size", values="mean", aggfunc="first")
         table = table[[size for size in data.SIZE_LABELS if size in table.columns]]
         figure = px.imshow(table, text_auto=".2f", zmin=0, zmax=1, aspect="auto", color_continuous_scale="Blues")
-        figure.update_layout(title=f"{system}", height=120 + 40 * len(table))
+        figure.update_layout(title=f"{system}", height=160 + 40 * len(table), margin={"t": 60})
         st.plotly_chart(figure, key=f"heat-{system}")
 
 
-def paired(schema: str) -> None:
+def paired(schema: str, filters: Filters) -> None:
     st.header("Paired comparison of two runs on the same queries")
     pairs = query(data.PAIRED, schema)
+    if filters.systems:
+        pairs = pairs[pairs["system_a"].isin(filters.systems) | pairs["system_b"].isin(filters.systems)]
+    if filters.datasets:
+        pairs = pairs[(pairs["task"] + "/" + pairs["dataset"]).isin(filters.datasets)]
     if pairs.empty:
-        st.info("Nothing to compare: a dataset needs two scored runs (systems, methods, variants or an import).")
+        hidden = " (the sidebar's filters may hide some)" if filters.systems or filters.datasets else ""
+        st.info(
+            f"Nothing to compare: a dataset needs two scored runs (systems, methods, variants or an import){hidden}."
+        )
         return
     pairs = pairs.assign(
         arm_a=pairs["source_a"] + ":" + pairs["system_a"] + "/" + pairs["method_a"] + "/" + pairs["variant_a"],
@@ -193,20 +372,31 @@ def paired(schema: str) -> None:
     st.dataframe(here.drop(columns=["arm_a", "arm_b", "where"]), hide_index=True)
 
 
-def cost(schema: str) -> None:
+def cost(schema: str, filters: Filters) -> None:
     st.header("Cost ledger: estimated before the calls, and spent")
     ledger = query(data.COST_LEDGER, schema)
+    if filters.systems:
+        ledger = ledger[ledger["system"].isin(filters.systems)]
+    if filters.datasets:
+        ledger = ledger[(ledger["task"] + "/" + ledger["dataset"]).isin(filters.datasets)]
+    ran = ledger.groupby("system")[["n_ok", "n_pending"]].transform("sum").sum(axis=1) > 0
+    if not st.checkbox("Include systems that did not run (estimates only)", key="cost-all"):
+        if (~ran).any():
+            st.caption(f"Left out: {', '.join(sorted(ledger[~ran]['system'].unique()))} (no response stored).")
+        ledger = ledger[ran]
     if ledger.empty:
-        st.info("No estimate and no response at this size yet.")
+        st.info("No system ran at this size yet: tick the box above to see the estimates.")
         return
     totals = ledger.groupby("system")[["estimated_usd_no_cache", "estimated_usd_with_cache", "actual_usd"]].sum()
     st.plotly_chart(px.bar(totals, barmode="group", labels={"value": "USD"}), key="cost-bars")
     st.dataframe(ledger, hide_index=True)
 
 
-def run_status(schema: str) -> None:
+def run_status(schema: str, filters: Filters) -> None:
     st.header("Run status: responses by status, and the latest errors")
     status = query(data.RUN_STATUS, schema)
+    if filters.systems:
+        status = status[status["system"].isin(filters.systems)]
     if status.empty:
         st.info("No response stored at this size yet.")
         return
@@ -228,17 +418,20 @@ def main() -> None:
     page = st.sidebar.radio("Page", PAGES, key="page")
     default = schemas.index("loft_128k") if "loft_128k" in schemas else len(schemas) - 1
     schema = st.sidebar.selectbox("Size", schemas, index=default, key="size")
+    filters = sidebar_filters(schema)
     if page == "Leaderboard":
-        leaderboard(schema)
+        leaderboard(schema, filters)
+    elif page == "Table 2 grid":
+        table2_grid(schema, filters)
     elif page == "Query drill-down":
-        drill_down(schema)
+        drill_down(schema, filters)
     elif page == "Position curves":
-        position_curves(schema)
+        position_curves(schema, filters)
     elif page == "Heatmaps":
-        heatmaps(schemas)
+        heatmaps(schemas, filters)
     elif page == "Paired comparison":
-        paired(schema)
+        paired(schema, filters)
     elif page == "Cost":
-        cost(schema)
+        cost(schema, filters)
     else:
-        run_status(schema)
+        run_status(schema, filters)
