@@ -228,6 +228,55 @@ def test_full_runs_price_each_system_in_its_own_mode():
     }
 
 
+@pytest.mark.parametrize("mode", ["stream", "batch"])
+@pytest.mark.parametrize(
+    ("provider", "model"),
+    [("openai", "gpt-4o-2024-08-06"), ("gemini", "gemini-1.5-pro-002"), ("anthropic", "claude-opus-4-5-20251101")],
+)
+def test_every_method_costs_at_least_nothing_and_caching_never_costs_more(provider, model, mode):
+    """Issue 35: over every catalogued method, each provider's seed prices and both modes, each
+    stage's estimate is >= 0, with caching <= without, and at the batch price <= streamed."""
+    from loft_warehouse.design import Design
+    from loft_warehouse.methods.catalogue import METHODS
+
+    seed = cost.load_prices()
+    assert model in seed
+    system = System("s", provider, model, expected_output_tokens=100, mode=mode)
+    rows = []
+    names = [*METHODS, "rag_top5", "rag_top5_verify", "rag_top5_justified_cot_quest_verify"]
+    for name in names:
+        # nq: prefixes shared by 3, 1 and 0 prompts that open with them; hotpotqa: only prompts
+        # that open with their question (ICR's `head`): every branch of the cache arithmetic.
+        shapes = {"nq": [("a", ""), ("a", ""), ("a", ""), ("b", ""), ("c", "q?")], "hotpotqa": [("d", "q?")] * 2}
+        for dataset, shape in shapes.items():
+            for i, (prefix, head) in enumerate(shape):
+                rows.append(
+                    {"task": "rag", "dataset": dataset, "variant": "default", "method": name, "stage": 1,
+                     "prefix_id": prefix, "head": head, "n_tokens_prefix": 1000, "n_tokens_total": 1010 + i,
+                     "qid": f"q{i}", "turn": 0}
+                )  # fmt: skip
+    prompts = pl.DataFrame(rows)
+    corpus = pl.DataFrame({"task": ["rag", "rag"], "dataset": ["nq", "hotpotqa"], "n_tokens": [120, 150]})
+    table = pl.concat(
+        [
+            cost.estimate(prompts, [system], seed, "128k"),
+            cost.later_stages(prompts, corpus, Design.from_config({}), [system], seed, "128k"),
+        ]
+    )
+    assert set(table["method"]) == set(names)
+    money = ["cost_usd_no_cache", "cost_usd_with_cache", "cost_usd_batch", "cost_usd_batch_with_cache"]
+    assert table.select(pl.col(money).null_count()).sum_horizontal().item() == 0
+    bad = table.filter(
+        pl.any_horizontal(pl.col(money) < 0)
+        | (pl.col("cost_usd_with_cache") > pl.col("cost_usd_no_cache") + 1e-12)
+        | (pl.col("cost_usd_batch") > pl.col("cost_usd_no_cache") + 1e-12)
+        | (pl.col("cost_usd_batch_with_cache") > pl.col("cost_usd_batch") + 1e-12)
+        | (pl.col("cacheable_tokens") < 0)
+        | (pl.col("cacheable_tokens") + pl.col("cache_write_tokens") > pl.col("input_tokens"))
+    )
+    assert bad.is_empty(), bad.select("method", "stage", *money)
+
+
 def test_actual_cost_is_stored_per_response(tmp_path, api_env, store):
     systems = systems_from(tmp_path, [openai_system(prices={"input": 2.0, "cached_input": 0.5, "output": 10.0})])
     frame = runner.run(inputs(make_prompts(1, 0)), systems, store, "128k", {}, emit=lambda line: None)
