@@ -53,11 +53,15 @@ def test_the_sizes_a_selection_names(selection: list[str], sizes: list[str]) -> 
     assert build.selected_sizes(selection) == sizes
 
 
-def test_an_unknown_size_is_refused_before_dbt_starts(no_dbt: type[NoDbt], capsys: pytest.CaptureFixture) -> None:
+def test_an_unknown_size_is_refused_before_dbt_starts(
+    no_dbt: type[NoDbt], capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("LOFT_DUCKDB_PATH", str(tmp_path / "w.duckdb"))
     assert main(["build", "--select", "loft_64k"]) == 2
     err = capsys.readouterr().err
     assert err == (
-        "loft build: --select loft_64k: no such size; the sizes are loft_32k, loft_128k, loft_1m (and loft_compare)\n"
+        "loft build: --select loft_64k: no such size; the sizes are loft_32k, loft_128k, loft_1m (and loft_compare) "
+        f"(nothing was built; {tmp_path / 'w.duckdb'} is as it was)\n"
     )
     assert no_dbt.started == []
 

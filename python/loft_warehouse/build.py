@@ -107,13 +107,34 @@ def environment_from(caller: Path, environ: dict[str, str]) -> dict[str, str]:
 
 def command(args: argparse.Namespace) -> int:
     """Check the selection and settings, then run `dbt build` with the same arguments."""
-    dbt_args: list[str] = list(args.unknown_arguments)
+    environ = environment_from(Path.cwd(), dict(os.environ))
+    warehouse = warehouse_path(environ.get("LOFT_DUCKDB_PATH"))
+    try:
+        dbt_args = checked_arguments(list(args.unknown_arguments), environ)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"{exc} (nothing was built; {warehouse} is as it was)") from exc
+    executable = str(Path(sys.executable).with_name("dbt"))
+    folders = [] if "--project-dir" in dbt_args else ["--project-dir", str(PROJECT_ROOT)]
+    folders += [] if "--profiles-dir" in dbt_args else ["--profiles-dir", str(PROJECT_ROOT)]
+    code, interrupted = _run_dbt([executable, "build", *dbt_args, *folders], environ)
+    if not interrupted:
+        return code
+    print(
+        f"loft build: interrupted; nothing of this build was published ({warehouse} "
+        "holds the last good build); rerun the same command to resume without paying twice for stored responses",
+        file=sys.stderr,
+    )
+    return 130
+
+
+def checked_arguments(dbt_args: list[str], environ: dict[str, str]) -> list[str]:
+    """dbt's arguments once the sizes they select and the settings hold (a relative data_dir
+    var made absolute); ConfigurationError names the first that does not."""
     parsed = argparse.ArgumentParser(add_help=False)
     parsed.add_argument("--select", "-s", nargs="+", default=[])
     parsed.add_argument("--vars", default=None)
     known, _ = parsed.parse_known_args(dbt_args)
     sizes = selected_sizes(known.select)
-    environ = environment_from(Path.cwd(), dict(os.environ))
     values = preflight_values(build_vars(known.vars), environ)
     if values["data_dir"] and not Path(str(values["data_dir"])).is_absolute():
         values["data_dir"] = str((Path.cwd() / str(values["data_dir"])).resolve())
@@ -125,19 +146,7 @@ def command(args: argparse.Namespace) -> int:
     finally:
         os.environ.clear()
         os.environ.update(previous)
-    executable = str(Path(sys.executable).with_name("dbt"))
-    folders = [] if "--project-dir" in dbt_args else ["--project-dir", str(PROJECT_ROOT)]
-    folders += [] if "--profiles-dir" in dbt_args else ["--profiles-dir", str(PROJECT_ROOT)]
-    code, interrupted = _run_dbt([executable, "build", *dbt_args, *folders], environ)
-    if not interrupted:
-        return code
-    warehouse = warehouse_path(environ.get("LOFT_DUCKDB_PATH"))
-    print(
-        f"loft build: interrupted; nothing of this build was published ({warehouse} "
-        "holds the last good build); rerun the same command to resume without paying twice for stored responses",
-        file=sys.stderr,
-    )
-    return 130
+    return dbt_args
 
 
 def _run_dbt(argv: list[str], environ: dict[str, str]) -> tuple[int, bool]:
