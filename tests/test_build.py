@@ -130,3 +130,13 @@ def test_a_ctrl_c_ends_in_one_line_saying_what_was_published(
         f"loft build: interrupted; nothing of this build was published ({tmp_path / 'w.duckdb'} holds the last good "
         "build); rerun the same command to resume without paying twice for stored responses\n"
     )
+
+
+def test_a_file_that_cannot_be_opened_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture, shared_data: Path
+) -> None:
+    missing, queries = tmp_path / "preds.jsonl", shared_data / "loft/retrieval/arguana/128k/test_queries.jsonl"
+    command = f"import-predictions {missing} --queries {queries} --system s --size 128k --task retrieval "
+    command += f"--dataset arguana --imports-dir {tmp_path / 'imports'}"
+    assert main(command.split()) == 2
+    assert capsys.readouterr().err == f"loft import-predictions: No such file or directory: {missing}\n"

@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `loft` console script; bad input and settings end with one clear line."""
+    """Entry point of the `loft` console script; bad input, settings and a file that cannot be
+    opened end with one clear line."""
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown and not getattr(args, "passes_unknown_arguments", False):
@@ -41,6 +42,11 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except (BadInputError, ConfigurationError) as exc:
         print(f"loft {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        print(f"loft {args.command}: {exc.strerror}: {exc.filename}", file=sys.stderr)
         return 2
 
 
