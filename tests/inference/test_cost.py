@@ -204,7 +204,7 @@ def test_a_limit_without_a_key_says_it_did_not_apply(tmp_path, api_env, store, m
     row = next(line for line in lines[-2].splitlines() if line.startswith("gpt-fixture"))
     assert row.split()[:2] == ["gpt-fixture", "5"] and "no key (set LOFT_TEST_OPENAI_KEY)" in row
     assert row.split()[-1] == "1.55"
-    assert lines[-1] == "max_cost_usd=$50.00 did not apply: this build sends no request (gpt-fixture: no key)"
+    assert lines[-1] == "max_cost_usd=$50.00 did not apply: this build sends no paid request (gpt-fixture: no key)"
 
 
 def test_full_runs_price_each_system_in_its_own_mode():

@@ -464,10 +464,10 @@ def total_usd(plans: Sequence[SystemPlan]) -> float | None:
 def limit_line(plans: Sequence[SystemPlan], max_cost_usd: float) -> str:
     """What max_cost_usd was checked against, said once, including when it did not apply."""
     total = total_usd(plans)
-    if not any(p.to_send for p in plans):
+    if total == 0:
         skipped = [p.system for p in plans if p.skipped]
         why = f" ({', '.join(skipped)}: no key)" if skipped else ""
-        return f"max_cost_usd=${max_cost_usd:,.2f} did not apply: this build sends no request{why}"
+        return f"max_cost_usd=${max_cost_usd:,.2f} did not apply: this build sends no paid request{why}"
     return f"max_cost_usd=${max_cost_usd:,.2f}: this build's estimate is ${total or 0.0:,.2f}"
 
 
