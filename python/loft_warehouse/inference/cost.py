@@ -346,6 +346,10 @@ def later_stages(
     return pl.DataFrame(rows, schema=ESTIMATE_SCHEMA)
 
 
+def _money(value: object) -> str:
+    return "unknown" if value is None else f"{value:,.2f}"
+
+
 def format_estimate(table: pl.DataFrame) -> str:
     """The estimate as a fixed-width text table with a total line per system (printed before a
     run): streaming without and with caching, then the batch API without and with caching; the
@@ -359,12 +363,9 @@ def format_estimate(table: pl.DataFrame) -> str:
     )
     lines = [header, "-" * len(header)]
 
-    def money(value: object) -> str:
-        return "unknown" if value is None else f"{value:,.2f}"
-
     def amounts(values: Sequence[object]) -> str:
         widths = (10, 10, 10, 13)
-        return " ".join(f"{money(v):>{w}}" for v, w in zip(values, widths, strict=True))
+        return " ".join(f"{_money(v):>{w}}" for v, w in zip(values, widths, strict=True))
 
     for row in table.iter_rows(named=True):
         stage = f"{row['stage']}{'~' if row['is_estimated_from_settings'] else ''}"
@@ -430,28 +431,26 @@ def format_plan(plans: Sequence[SystemPlan], size: str, has_full_run: bool) -> s
     """The per-system plan printed before any call: this build's requests and estimated cost
     beside the full-run estimate, and a total line."""
 
-    def money(value: float | None) -> str:
-        return "unknown" if value is None else f"{value:,.2f}"
-
     full = f" {'full run $':>12}" if has_full_run else ""
     header = f"{'system':<24} {'prompts':>8} {'stored':>8} {'batches':>8} {'to send':>8} {'this build $':>13}{full}"
     what = "this build, every stage" if has_full_run else "this stage"
-    lines = [f"cost of {what} at {size}, before any call (full run: every prompt, nothing stored, no limit):"]
+    explained = " (full run: every prompt, nothing stored, no limit)" if has_full_run else ""
+    lines = [f"cost of {what} at {size}, before any call{explained}:"]
     lines += [header, "-" * len(header)]
     for plan in plans:
-        full_cell = f" {money(plan.full_usd):>12}" if has_full_run else ""
+        full_cell = f" {_money(plan.full_usd):>12}" if has_full_run else ""
         if plan.skipped:
             lines.append(f"{plan.system:<24} {plan.prompts:>8} {plan.skipped:>42}{full_cell}")
             continue
         lines.append(
             f"{plan.system:<24} {plan.prompts:>8} {plan.stored:>8} {plan.in_batches:>8} {plan.to_send:>8} "
-            f"{money(plan.usd):>13}{full_cell}"
+            f"{_money(plan.usd):>13}{full_cell}"
         )
     total = total_usd(plans)
     full_total = None if any(p.full_usd is None for p in plans) else sum(p.full_usd or 0.0 for p in plans)
-    full_cell = f" {money(full_total):>12}" if has_full_run else ""
+    full_cell = f" {_money(full_total):>12}" if has_full_run else ""
     lines.append(
-        f"{'total':<24} {'':>8} {'':>8} {'':>8} {sum(p.to_send for p in plans):>8} {money(total):>13}{full_cell}"
+        f"{'total':<24} {'':>8} {'':>8} {'':>8} {sum(p.to_send for p in plans):>8} {_money(total):>13}{full_cell}"
     )
     return "\n".join(lines)
 

@@ -5,9 +5,8 @@ Per system: rows outside its scope are left out; without credentials every row i
 its own tokenizer where it has one, see window.py) are `skipped_too_long`; everything else is
 looked up in the durable store by request key and only the rest is sent. Before any call, the
 estimated cost of the calls this build will make is printed beside the full run's and checked
-against max_cost_usd. Multi-turn queries
-run as one conversation: turn t is sent with the earlier turns and the model's earlier answers
-(parsed, as upstream feeds them back).
+against max_cost_usd. Multi-turn queries run as one conversation: turn t is sent with the
+earlier turns and the model's earlier answers (parsed, as upstream feeds them back).
 """
 
 from __future__ import annotations
@@ -597,7 +596,8 @@ def run(
             plan.to_send += len(pending)
             planned.append((work, convs, len(pending), batches))
     for plan in plans.values():
-        _add_later_stages(plan, (full_runs or {}).get(plan.system), full_runs is not None)
+        if full_runs is not None:
+            _add_later_stages(plan, full_runs.get(plan.system))
     shown = [plan for plan in plans.values() if plan.prompts]
     if shown:
         emit(cost.format_plan(shown, size, full_runs is not None))
@@ -614,12 +614,10 @@ def run(
     return responses_frame(out)
 
 
-def _add_later_stages(plan: cost.SystemPlan, full_run: cost.FullRun | None, is_first_stage: bool) -> None:
+def _add_later_stages(plan: cost.SystemPlan, full_run: cost.FullRun | None) -> None:
     """A stage-1 plan's later stages: their full-run estimate times the share of the system's
     stage-1 prompts still to send (a stored stage-1 answer has, as a rule, its later stages
     stored too; each later stage checks its own requests again before sending them)."""
-    if not is_first_stage:
-        return
     if full_run is None:
         return
     plan.full_usd = full_run.full_usd
