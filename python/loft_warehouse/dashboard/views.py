@@ -60,26 +60,23 @@ class Filters:
         """The rows the filters keep, and what they hid (a sentence, '' when nothing)."""
         if frame.empty:
             return frame, ""
-        keep = pd.Series(True, index=frame.index)
         paper = frame["source"] == "paper" if "source" in frame.columns else pd.Series(False, index=frame.index)
-        hidden = []
+        tests = []
         if self.systems and "system" in frame.columns:
-            kept = paper | frame["system"].isin(self.systems)
-            hidden.append((~kept & keep).sum() and f"{(~kept & keep).sum()} of other systems")
-            keep &= kept
+            tests.append(("other systems", paper | frame["system"].isin(self.systems)))
         if self.datasets and {"task", "dataset"} <= set(frame.columns):
-            kept = (frame["task"] + "/" + frame["dataset"]).isin(self.datasets)
-            hidden.append((~kept & keep).sum() and f"{(~kept & keep).sum()} of other datasets")
-            keep &= kept
+            tests.append(("other datasets", (frame["task"] + "/" + frame["dataset"]).isin(self.datasets)))
         if self.methods and "method" in frame.columns:
-            kept = frame["method"].isna() | frame["method"].isin(self.methods)
-            hidden.append((~kept & keep).sum() and f"{(~kept & keep).sum()} of other methods")
-            keep &= kept
+            tests.append(("other methods", frame["method"].isna() | frame["method"].isin(self.methods)))
         if not self.quick_tries and "query_limit" in frame.columns:
-            kept = frame["query_limit"].isna()
-            hidden.append((~kept & keep).sum() and f"{(~kept & keep).sum()} of quick tries (tick Show quick tries)")
+            tests.append(("quick tries (tick Show quick tries)", frame["query_limit"].isna()))
+        keep = pd.Series(True, index=frame.index)
+        said = []
+        for what, kept in tests:
+            n_hidden = int((keep & ~kept).sum())
+            if n_hidden:
+                said.append(f"{n_hidden} of {what}")
             keep &= kept
-        said = [h for h in hidden if h]
         return frame[keep], ("Hidden by the sidebar's filters: " + ", ".join(said) + " row(s).") if said else ""
 
 
