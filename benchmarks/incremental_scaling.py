@@ -1,0 +1,111 @@
+"""What adding one small run costs as a warehouse grows: the user's path (`loft
+import-predictions`, then the dbt build of the import's downstream models) for 1,000 predictions
+of a new system, into warehouses that already hold N scored rows of another system, and a
+rebuild with nothing changed after it.
+
+    .venv/bin/python benchmarks/incremental_scaling.py --base loft.duckdb --stored 0 10000 100000
+
+--base is a built warehouse (`make build`); each point works on its own copy. The stored rows
+are an imported retrieval run over a seeded set of N single-turn queries (LOFT's file formats,
+as benchmarks/vs_loft.py writes them); the new system answers the first 1,000 of them. Prints,
+per N: the seconds to land and to build the new system's import, that build's ratio to the
+one into the warehouse with no stored row, and the no-change rebuild.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from vs_loft import SEED, write_retrieval  # noqa: E402
+
+BIN = Path(sys.executable).parent
+ADDED = 1_000
+
+
+def _run(argv: list[str], env: dict[str, str]) -> float:
+    """Seconds one command took; the script stops with its output if it fails."""
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(argv[:3])} failed (rc {done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}")
+    return time.perf_counter() - started
+
+
+def _import(env: dict[str, str], work: Path, predictions: Path, system: str) -> float:
+    return _run(
+        [str(BIN / "loft"), "import-predictions", str(predictions), "--queries", str(work / "queries.jsonl"),
+         "--system", system, "--size", "128k", "--task", "retrieval", "--dataset", "scaling"],
+        env,
+    )  # fmt: skip
+
+
+def _build(env: dict[str, str], work: Path) -> float:
+    return _run(
+        [str(BIN / "dbt"), "build", "--select", "loft_128k__int_imported_queries+",
+         "--target-path", str(work / "target"), "--log-path", str(work / "logs")],
+        env,
+    )  # fmt: skip
+
+
+def point(base: Path, stored: int, folder: Path) -> dict[str, float]:
+    """One warehouse holding `stored` scored rows: land and build the new system's 1,000 lines,
+    then rebuild with nothing changed."""
+    work = folder / f"stored-{stored}"
+    work.mkdir()
+    database = work / "loft.duckdb"
+    shutil.copy(base, database)
+    env = {
+        **os.environ,
+        "LOFT_DUCKDB_PATH": str(database),
+        "LOFT_IMPORTS_DIR": str(work / "imports"),
+        "DO_NOT_TRACK": "1",
+    }
+    env.pop("LOFT_BUILD_IN_PLACE", None)
+    write_retrieval(work, max(stored, ADDED), SEED)
+    added = work / "added.jsonl"
+    with (work / "preds.jsonl").open(encoding="utf-8") as lines, added.open("w", encoding="utf-8") as out:
+        for _, line in zip(range(ADDED), lines, strict=False):
+            out.write(line)
+    if stored:
+        _import(env, work, work / "preds.jsonl", "stored-run")
+        _build(env, work)
+    landing = _import(env, work, added, "added-run")
+    return {"land": landing, "build": _build(env, work), "no_change": _build(env, work)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", type=Path, default=ROOT / "loft.duckdb", help="a built warehouse (make build)")
+    parser.add_argument("--stored", type=int, nargs="+", default=[0, 10_000, 100_000])
+    args = parser.parse_args()
+    if not args.base.is_file():
+        sys.exit(f"no built warehouse at {args.base}: run `make build` first, or pass --base")
+    sizes = sorted(set(args.stored) | {0})
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="loft-scaling-") as folder:
+        for stored in sizes:
+            results[stored] = point(args.base.resolve(), stored, Path(folder))
+            figures = results[stored]
+            print(
+                f"stored {stored:>9,}: land {figures['land']:6.1f} s, build {figures['build']:6.1f} s, "
+                f"no-change rebuild {figures['no_change']:6.1f} s",
+                flush=True,
+            )
+    empty = results[0]["build"]
+    print(f"\nadding {ADDED:,} predictions of a new system (dbt build of the import's downstream models):")
+    print(f"{'stored scored rows':>20} {'build s':>9} {'/ empty':>8} {'no-change s':>12}")
+    for stored, figures in results.items():
+        print(f"{stored:>20,} {figures['build']:>9.1f} {figures['build'] / empty:>7.2f}x {figures['no_change']:>12.1f}")
+
+
+if __name__ == "__main__":
+    main()
