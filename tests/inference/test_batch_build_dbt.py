@@ -49,7 +49,12 @@ def test_a_128k_batch_build_submits_once_and_a_later_build_scores_every_response
         first = run_dbt(["build", "--select", "loft_128k", "--vars", VARS], database, env)
         output = first.stdout + first.stderr
         assert first.returncode == 0, output[-5000:]
-        assert "stream $" in output and "cached $" in output and "batch $" in output and "batch+cache $" in output
+        # Before any call: what this quick try sends (at the batch price) beside the full run's estimate.
+        plan = output[output.index("cost of this build, every stage at 128k") :].splitlines()
+        assert plan[1].split()[-3:] == ["full", "run", "$"]
+        rows = {line.split()[0]: line.split() for line in plan[3:6]}
+        assert set(rows) == set(SYSTEMS)
+        assert all(row[4] == "16" and float(row[6]) > float(row[5]) > 0 for row in rows.values()), rows
         state = server.state
         assert len(state.batch_creates()) == 3
         assert state.generation_requests() == []
