@@ -154,16 +154,26 @@ def test_metrics_hold_every_method_on_nq_and_hotpotqa(built) -> None:
     assert rows == [(dataset, sorted(METHODS)) for dataset in ("hotpotqa", "nq")]
 
 
-def test_the_cost_table_before_any_call_lists_every_stage(built) -> None:
-    stage_1_log = built[1]
-    lines = [line.split() for line in stage_1_log.splitlines() if line.startswith("gpt-fixture ")]
-    # system, mode, size, dataset, method [(step)], stage, ...
-    stages = {(line[3], line[4].removesuffix("(step)"), line[5] if line[5] != "(step)" else line[6]) for line in lines}
+def test_the_cost_before_any_call_counts_every_stage(built) -> None:
+    database, stage_1_log = built[0], built[1]
+    rows = query(
+        database,
+        "select task || '/' || dataset, method, stage, is_estimated_from_settings from loft_128k.cost_estimates "
+        "where system = 'gpt-fixture'",
+    )
+    stages = {
+        (dataset, method, f"{stage}{'~' if from_settings else ''}") for dataset, method, stage, from_settings in rows
+    }
     for dataset in ("rag/nq", "rag/hotpotqa"):
         for method in METHODS:
             assert (dataset, method, "1") in stages, (dataset, method)
             if method not in ("cic", "justified"):
                 assert (dataset, method, "2~") in stages, (dataset, method)
+    # The build printed, before its first call, what it would send and its cost, later stages
+    # included, beside the full run's estimate.
+    plan = stage_1_log[stage_1_log.index("cost of this build, every stage at 128k") :].splitlines()
+    row = next(line.split() for line in plan if line.startswith("gpt-fixture "))
+    assert int(row[4]) > 0 and float(row[5]) > 0 and float(row[6]) > 0, row
 
 
 def test_a_kill_between_stages_repeats_no_call_and_one_during_stage_two_only_calls_in_flight(built) -> None:
