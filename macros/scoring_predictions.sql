@@ -33,6 +33,19 @@ select * from final
 
 
 {#
+  The runs of `responses` (a run: source, system, task, dataset, variant, method, split, with a
+  stage-1 response) and the quick-try limit N each was sent under (responses.query_limit; null
+  for a full run), which scoring reads instead of the var of whatever build rescores it.
+#}
+{% macro scoring_run_limits(responses) %}
+    select source, system, task, dataset, variant, method, split, max(query_limit) as query_limit
+    from {{ responses }}
+    where stage = 1
+    group by all
+{% endmacro %}
+
+
+{#
   One row per (system, prompt) of every run, of every stage, plus imported predictions. A run is
   a (system, task, dataset, variant, method, split) with at least one stage-1 response; a
   stage-1 prompt of a run without a response is kept with status 'missing' so that it scores 0
@@ -67,12 +80,7 @@ ranked_queries as (
     where split in ('dev', 'test')
 ),
 
-runs as (
-    select system, task, dataset, variant, method, split, max(query_limit) as query_limit
-    from {{ responses }}
-    where stage = 1
-    group by all
-),
+runs as ({{ scoring_run_limits(responses) }}),
 
 owed as (
     select runs.system, runs.task, runs.dataset, runs.variant, runs.method, runs.split, ranked.qid

@@ -865,13 +865,7 @@ positions as (
     where stage = 1 and call_index = 0
 ),
 
-{#- A quick try's N (responses.query_limit), per run. #}
-run_limits as (
-    select source, system, task, dataset, variant, method, split, max(query_limit) as query_limit
-    from {{ responses }}
-    where stage = 1
-    group by all
-),
+run_limits as ({{ scoring_run_limits(responses) }}),
 
 final as (
     select

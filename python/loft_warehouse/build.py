@@ -23,9 +23,8 @@ import yaml
 from loft_warehouse import preflight
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.cli import warehouse_path
-from loft_warehouse.settings import PROJECT_ROOT
+from loft_warehouse.settings import PROJECT_ROOT, SIZES
 
-SIZES = ("32k", "128k", "1m")
 # Schemas a selection may name besides the sizes.
 OTHER_SCHEMAS = ("compare",)
 SCHEMA_TERM = re.compile(r"(?:^|[\s,+@:])(?:\d+\+)?loft_([0-9a-z]+)(?=__|\+|,|\s|$)")

@@ -96,13 +96,18 @@ def sidebar_filters(schema: str) -> Filters:
     return Filters(tuple(systems), tuple(datasets), tuple(methods), quick)
 
 
-def _bar_label(row: Any) -> str:
-    """One bar per row: paper rows by model, this warehouse's by system, method, split and source."""
+def _run_label(row: Any) -> str:
+    """A run by its source, system and method: `paper: GPT-4o`, `bm25`, `import: x`, `gpt-4o icr`."""
     if row.source == "paper":
         return f"paper: {row.system}"
     method = f" {row.method}" if isinstance(row.method, str) and row.method != "cic" else ""
     source = "import: " if row.source == "import" else ""
-    return f"{source}{row.system}{method} ({row.size} {row.split})"
+    return f"{source}{row.system}{method}"
+
+
+def _bar_label(row: Any) -> str:
+    """One bar per row: paper rows by model, this warehouse's by run, size and split."""
+    return _run_label(row) if row.source == "paper" else f"{_run_label(row)} ({row.size} {row.split})"
 
 
 def _chart_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -148,10 +153,8 @@ def leaderboard(schema: str, filters: Filters) -> None:
 
 def _grid_column(row: Any) -> str:
     """A Table 2 column: the paper's model, or this warehouse's run (quick tries say so)."""
-    if row.source == "paper":
-        return f"paper: {row.system}"
-    label = _bar_label(row).rsplit(" (", 1)[0]
-    return label + (f" [quick try: {int(row.query_limit)}]" if pd.notna(row.query_limit) else "")
+    quick_try = f" [quick try: {int(row.query_limit)}]" if pd.notna(row.query_limit) else ""
+    return _run_label(row) + quick_try
 
 
 def table2_grid(schema: str, filters: Filters) -> None:
@@ -185,26 +188,19 @@ def table2_grid(schema: str, filters: Filters) -> None:
             index=rows, columns=columns
         )
 
-    values, differences, low, high = cells("value"), cells("difference"), cells("ci_low"), cells("ci_high")
-    hover = [
-        [
-            f"{column}<br>{row}: {values.at[row, column]:.3f}"
-            + (
-                f"<br>95% CI [{low.at[row, column]:.3f}, {high.at[row, column]:.3f}]"
-                if pd.notna(low.at[row, column])
-                else ""
-            )
-            + (
-                f"<br>{differences.at[row, column]:+.3f} vs {reference}"
-                if pd.notna(differences.at[row, column])
-                else ""
-            )
-            if pd.notna(values.at[row, column])
-            else f"{column}<br>{row}: not run"
-            for column in columns
-        ]
-        for row in rows
-    ]
+    values, differences, lows, highs = cells("value"), cells("difference"), cells("ci_low"), cells("ci_high")
+
+    def hover(row: str, column: str) -> str:
+        value, low, high = values.at[row, column], lows.at[row, column], highs.at[row, column]
+        if pd.isna(value):
+            return f"{column}<br>{row}: not run"
+        text = f"{column}<br>{row}: {value:.3f}"
+        if pd.notna(low):
+            text += f"<br>95% CI [{low:.3f}, {high:.3f}]"
+        if pd.notna(differences.at[row, column]):
+            text += f"<br>{differences.at[row, column]:+.3f} vs {reference}"
+        return text
+
     figure = go.Figure(
         go.Heatmap(
             z=differences.to_numpy(dtype=float),
@@ -212,7 +208,7 @@ def table2_grid(schema: str, filters: Filters) -> None:
             y=rows,
             text=values.map(lambda v: "" if pd.isna(v) else f"{v:.2f}").to_numpy(),
             texttemplate="%{text}",
-            hovertext=hover,
+            hovertext=[[hover(row, column) for column in columns] for row in rows],
             hoverinfo="text",
             colorscale="RdBu",
             zmid=0,
