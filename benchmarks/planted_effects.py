@@ -24,7 +24,7 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.scoring.sqlkit import macros, scores_table  # noqa: E402
+from tests.scoring.sqlkit import model_sql, scores_table  # noqa: E402
 
 from loft_warehouse.scoring.duckdb_functions import register  # noqa: E402
 from loft_warehouse.settings import PROJECT_ROOT  # noqa: E402
@@ -57,14 +57,11 @@ def ablations(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
             rng, n, p, system="planted", task="retrieval", dataset="arguana", variant=variant, metric="recall@1"
         )
     scores_table(con, rows)
-    m = macros()
-    con.execute(f"create table metrics as {m.scoring_metrics(scores='scores', seed=seed)}")
-    con.execute(f"create table comparisons as {m.scoring_paired_comparisons(scores='scores', seed=seed)}")
+    con.execute(f"create table metrics as {model_sql('metrics', seed=seed)}")
+    con.execute(f"create table comparisons as {model_sql('paired_comparisons', seed=seed)}")
     _paper(con, "paper_table4")
     con.execute("create table datasets as select 'retrieval' as task, 'arguana' as dataset")
-    sql = m.scoring_ablations(
-        metrics="metrics", comparisons="comparisons", paper="paper_table4", datasets="datasets", size="128k"
-    )
+    sql = model_sql("ablations", paired_comparisons="comparisons", stg_datasets="datasets")
     for variant, mean, low, high, diff, dlow, dhigh, count in con.sql(
         f"select ablation, mean, ci_low, ci_high, difference_from_best, difference_ci_low, difference_ci_high, n "
         f"from ({sql}) where dataset = 'arguana' and run_status = 'scored' order by column_order"
@@ -102,7 +99,7 @@ def operators(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
     columns = "task varchar, dataset varchar, split varchar, qid varchar, turn bigint, gold_sql varchar"
     con.execute(f"create table queries ({columns})")
     con.executemany("insert into queries values (?, ?, ?, ?, ?, ?)", queries)
-    sql = macros().scoring_sql_operator_accuracy(scores="scores", queries="queries", seed=seed)
+    sql = model_sql("sql_operator_accuracy", seed=seed)
     for operator, mean, low, high, count in con.sql(
         f"select operator, mean, ci_low, ci_high, n from ({sql}) where operator <> 'all' order by operator"
     ).fetchall():
@@ -126,12 +123,11 @@ def scaling(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
         ])  # fmt: skip
         sized.append([size, f"s{size}.scores"])
     con.execute("use memory.main")
-    m = macros()
-    con.execute(f"create table scaling_scores as {m.scoring_scaling_scores(sized)}")
+    con.execute(f"create table scaling_scores as {model_sql('scaling_scores', sized=sized)}")
     previous = {"128k": "32k", "1m": "128k"}
     for size, mean, low, high, diff, dlow, dhigh, count in con.sql(
         f"select size, mean, ci_low, ci_high, difference_from_previous, difference_ci_low, difference_ci_high, n "
-        f"from ({m.scoring_scaling_curves('scaling_scores', seed=seed)}) order by size_order"
+        f"from ({model_sql('scaling_curves', seed=seed)}) order by size_order"
     ).fetchall():
         yield "scaling_curves", f"{size} mean", planted[size], mean, low, high, count
         if diff is not None:
@@ -163,12 +159,11 @@ def task_curves(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
         ])  # fmt: skip
         sized.append([size, f"s{size}.scores"])
     con.execute("use memory.main")
-    m = macros()
-    con.execute(f"create table scaling_scores as {m.scoring_scaling_scores(sized)}")
-    con.execute(f"create table curves as {m.scoring_scaling_curves('scaling_scores', seed=seed)}")
+    con.execute(f"create table scaling_scores as {model_sql('scaling_scores', sized=sized)}")
+    con.execute(f"create table curves as {model_sql('scaling_curves', seed=seed)}")
     for size, mean, low, high, diff, dlow, dhigh, count in con.sql(
         "select size, mean, ci_low, ci_high, difference_from_previous, difference_ci_low, difference_ci_high, n "
-        f"from ({m.scoring_scaling_task_curves('curves')}) order by size_order"
+        f"from ({model_sql('scaling_task_curves', scaling_curves='curves')}) order by size_order"
     ).fetchall():
         average = sum(p[size] for p in planted.values()) / len(planted)
         yield "scaling_task_curves", f"rag {size} mean", average, mean, low, high, count
@@ -199,10 +194,7 @@ def sweeps(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
         "r::bigint as reprompt_every, null::bigint as icr_pages, null::bigint as chunk_tokens "
         f"from unnest({list(planted)}) t(r)"
     )
-    sql = macros().scoring_rr_sweeps(
-        scores="scores", variants="variants", arms="arms", paper="paper_rr_sweeps", datasets="datasets", seed=seed,
-        size="128k",
-    )  # fmt: skip
+    sql = model_sql("rr_sweeps", prompt_variants="variants", stg_datasets="datasets", seed=seed)
     for every, mean, low, high, count in con.sql(
         f"select setting_value, mean, ci_low, ci_high, n from ({sql}) where paper_table = 5 and dataset = 'nq' "
         "order by setting_value"
@@ -228,10 +220,7 @@ def placements(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
         "case when m like '%_r10000' then 10000 end::bigint as reprompt_every, null::bigint as icr_pages, "
         f"null::bigint as chunk_tokens from unnest({list(planted)}) t(m)"
     )
-    sql = macros().scoring_rr_sweeps(
-        scores="scores", variants="variants", arms="arms", paper="paper_rr_sweeps", datasets="datasets", seed=seed,
-        size="128k",
-    )  # fmt: skip
+    sql = model_sql("rr_sweeps", prompt_variants="variants", stg_datasets="datasets", seed=seed)
     for name, mean, low, high, count in con.sql(
         f"select run_method, mean, ci_low, ci_high, n from ({sql}) where paper_table = 6 and dataset = 'nq' "
         "and run_method is not null order by column_order"
@@ -263,10 +252,7 @@ def pages(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
     )
     _paper(con, "paper_rr_pages")
     con.execute("create table datasets as select 'rr' as task, 'nq' as dataset")
-    sql = macros().scoring_rr_pages(
-        scores="scores", stage_retrieval="stage_retrieval", variants="variants", arms="arms", paper="paper_rr_pages",
-        datasets="datasets", seed=seed, size="128k",
-    )  # fmt: skip
+    sql = model_sql("rr_pages", prompt_variants="variants", stg_datasets="datasets", seed=seed)
     planted = {"Answer": 0.60, "Page": 0.85}
     for column, mean, low, high, count in con.sql(
         f"select paper_column, mean, ci_low, ci_high, n from ({sql}) where dataset = 'nq' order by column_order"
@@ -317,10 +303,7 @@ def quest_retrieval(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
     )
     _paper(con, "paper_quest_loft")
     con.execute("create table datasets as select 'rag' as task, 'quest' as dataset")
-    sql = macros().scoring_quest_loft_retrieval(
-        predictions="predictions", stage_retrieval="stage_retrieval", corpus="corpus", queries="queries",
-        adjudications="adjudications", paper="paper_quest_loft", datasets="datasets", seed=seed, size="128k",
-    )  # fmt: skip
+    sql = model_sql("quest_loft_retrieval", stg_gold_adjudications="adjudications", stg_datasets="datasets", seed=seed)
     planted = {"MRecall@3": 0.6, "Recall@20": 0.75, "Recall@40": 0.9}
     for column, mean, low, high, count in con.sql(
         f"select paper_column, mean, ci_low, ci_high, n from ({sql}) where paper_table = 6 and method = 'cic' "
@@ -339,9 +322,9 @@ def examples(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
             rng, n, p, system="planted", task="retrieval", dataset="nq", variant=f"few_shot_{k}", metric="recall@1"
         )
     scores_table(con, rows)
-    con.execute(f"create table metrics as {macros().scoring_metrics(scores='scores', seed=seed)}")
+    con.execute(f"create table metrics as {model_sql('metrics', seed=seed)}")
     con.execute("create table corpus (task varchar, dataset varchar, min_context varchar)")
-    sql = macros().scoring_example_curves(metrics="metrics", corpus="corpus")
+    sql = model_sql("example_curves")
     for k, mean, low, high, count in con.sql(f"select x, mean, ci_low, ci_high, n from ({sql}) order by x").fetchall():
         yield "example_curves", f"few_shot_{k}", planted[k], mean, low, high, count
 
@@ -377,17 +360,16 @@ def stages(rng: random.Random, n: int, seed: int) -> Iterable[Row]:
         f"'q' || i as qid, 0::bigint as turn, ['p' || i] as gold_pids from range({n}) t(i)"
     )
     scores_table(con, reader)
-    m = macros()
-    retrieval = m.scoring_stage_retrieval(predictions="predictions", doc_ids="doc_ids", queries="queries", size="128k")
+    retrieval = model_sql("stage_retrieval", prompt_doc_ids="doc_ids")
     con.execute(f"create table stage_retrieval as {retrieval}")
-    measures = m.scoring_stage_metrics(stage_retrieval="stage_retrieval", seed=seed)
+    measures = model_sql("stage_metrics", seed=seed)
     [(mean, low, high, count)] = con.sql(
         f"select mean, ci_low, ci_high, n from ({measures}) where measure = 'found_all_gold'"
     ).fetchall()
     yield "stage_metrics", "rag_top5 found_all_gold", 0.8, mean, low, high, count
     [(mean, low, high, count)] = con.sql(
         "select accuracy_given_hit, accuracy_given_hit_ci_low, accuracy_given_hit_ci_high, n_retrieval_hit "
-        f"from ({m.scoring_error_attribution(stage_retrieval='stage_retrieval', scores='scores', seed=seed)})"
+        f"from ({model_sql('error_attribution', seed=seed)})"
     ).fetchall()
     yield "error_attribution", "rag_top5 accuracy given hit", 0.75, mean, low, high, count
 

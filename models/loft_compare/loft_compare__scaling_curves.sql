@@ -1,1 +1,73 @@
-{{ scoring_scaling_curves(ref('loft_compare__scaling_scores')) }}
+{#
+  scaling_curves: LOFT Figure 5 per dataset. One row per run (source, system, method, variant),
+  dataset, split and size: n, mean and 95% interval of the primary metric (as in metrics), and
+  the change from the run's next smaller built size over the query turns both sizes scored,
+  with a seeded paired bootstrap interval (the per-query differences resampled together). Runs
+  with no answered row at a size are left out at that size.
+#}
+{%- set scaling_scores = ref('loft_compare__scaling_scores') -%}
+{%- set seed = var('seed', 20240612) -%}
+{%- set run = ['source', 'system', 'method', 'variant', 'task', 'dataset', 'split', 'metric_name'] -%}
+with
+
+answered as (
+    select *
+    from {{ scaling_scores }}
+    qualify bool_or(is_answered) over (partition by {{ run | join(', ') }}, size)
+),
+
+means as (
+    {{ scoring_means('answered', run + ['size', 'size_order'],
+                     ['coalesce(stddev_samp(value), 0) / sqrt(count(*)) as standard_error'], seed) }}
+),
+
+previous as (
+    select
+        {{ run | join(', ') }},
+        size,
+        lag(size) over (partition by {{ run | join(', ') }} order by size_order) as previous_size
+    from means
+),
+
+differences as (
+    select
+        {% for key in run %}previous.{{ key }}, {% endfor %}
+        previous.size,
+        count(*) as n_common,
+        {{ scoring_order_free_mean('larger.value - smaller.value') }} as difference,
+        loft_bootstrap_interval(list(larger.value - smaller.value order by larger.qid, larger.turn), {{ seed }}) as interval,
+        coalesce(stddev_samp(larger.value - smaller.value), 0) / sqrt(count(*)) as standard_error
+    from previous
+    inner join answered as larger
+        on {% for key in run %}larger.{{ key }} = previous.{{ key }} and {% endfor %}larger.size = previous.size
+    inner join answered as smaller
+        on {% for key in run %}smaller.{{ key }} = previous.{{ key }} and {% endfor %}smaller.size = previous.previous_size
+        and smaller.qid = larger.qid and smaller.turn = larger.turn
+    group by all
+),
+
+final as (
+    select
+        {% for key in run %}means.{{ key }}, {% endfor %}
+        means.size,
+        means.size_order,
+        means.n,
+        means.mean::double as mean,
+        means.ci_low,
+        means.ci_high,
+        means.ci_method,
+        means.standard_error::double as standard_error,
+        previous.previous_size,
+        differences.n_common as n_common_with_previous,
+        differences.difference::double as difference_from_previous,
+        differences.interval.low as difference_ci_low,
+        differences.interval.high as difference_ci_high,
+        differences.standard_error::double as difference_standard_error
+    from means
+    inner join previous
+        on {% for key in run %}previous.{{ key }} = means.{{ key }} and {% endfor %}previous.size = means.size
+    left join differences
+        on {% for key in run %}differences.{{ key }} = means.{{ key }} and {% endfor %}differences.size = means.size
+)
+
+select * from final

@@ -54,11 +54,6 @@ def size(label: str) -> Size:
         raise ConfigurationError(f"unknown LOFT size {label!r}; expected one of {list(SIZES)}") from exc
 
 
-def size_of_schema(schema: str) -> str:
-    """The size label of a size schema or its internal schema (loft_128k, loft_128k_internal)."""
-    return schema.removeprefix("loft_").removesuffix("_internal")
-
-
 def context(label: str) -> Size:
     """A context length by label: a benchmark size ('128k') or a many-shot context ('2k')."""
     found = ICL_CONTEXTS.get(label) or SIZES.get(label)

@@ -15,6 +15,7 @@ import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -357,16 +358,11 @@ def _inputs_fingerprint(root: Path, model: Path, key: tuple) -> str:
     )
 
 
-def frame_for_model(dbt, frame: str) -> pl.DataFrame:
-    """One landed frame for a dbt Python model; the size comes from the model's schema.
-
-    The model passes its `loft` config (dbt_project.yml) because dbt only hands a Python model
-    the config keys that the model file itself reads.
-    """
-    config = dbt.config.get("loft") or {}
+def frame_for_model(config: dict[str, Any], size: str, frame: str) -> pl.DataFrame:
+    """One landed frame for a dbt Python model of `size`, from its `loft` config (dbt_project.yml)."""
     landed = staged(
         config.get("data_dir"),
-        settings.size_of_schema(dbt.this.schema),
+        size,
         config.get("tokenizer_model"),
         config["seed"],
         config.get("datasets"),

@@ -1,7 +1,9 @@
-"""Render the scoring macros outside dbt and build hand-made warehouse tables for them.
+"""Render the scoring models outside dbt and build hand-made warehouse tables for them.
 
-The macros take their relations as arguments, so plain Jinja renders them with table names of
-a test database; the loft_* functions come from duckdb_functions.register.
+Plain Jinja renders a model file (models/loft_128k/..., models/loft_compare/...) with the macros
+of macros/ and stand-ins for dbt's ref(), source(), var() and config: each ref or source reads
+the test table named like the model's table, unless the call names another. The loft_*
+functions come from duckdb_functions.register.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import pyarrow as pa
 from loft_warehouse.registry import MULTI_ANSWER_DATASETS
 from loft_warehouse.scoring.duckdb_functions import register
 
-MACRO_DIR = Path(__file__).resolve().parents[2] / "macros"
+PROJECT = Path(__file__).resolve().parents[2]
+MACRO_DIR = PROJECT / "macros"
 
 # Columns (and DuckDB types) of the upstream tables the scoring models read.
 SHAPES: dict[str, dict[str, str]] = {
@@ -208,6 +211,71 @@ def macros() -> Any:
     return jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(text).module
 
 
+class _Relation(str):
+    """A table name where dbt would give a relation (view_ref calls .include())."""
+
+    def include(self, **_: Any) -> _Relation:
+        return self
+
+
+class _Config:
+    """dbt's `config` in a model: config(...) renders nothing, config.get reads the model's settings."""
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        self._settings = settings
+
+    def __call__(self, **_: Any) -> str:
+        return ""
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._settings.get(name, default)
+
+
+def model_path(name: str) -> Path:
+    """The file of model `name` at 128k (scores -> models/loft_128k/.../loft_128k__scores.sql),
+    or of a cross-size model (scaling_scores -> models/loft_compare/loft_compare__scaling_scores.sql)."""
+    found = [
+        *PROJECT.glob(f"models/loft_128k/*/loft_128k__{name}.sql"),
+        *PROJECT.glob(f"models/loft_compare/loft_compare__{name}.sql"),
+    ]
+    if len(found) != 1:
+        raise FileNotFoundError(f"no single SQL model named {name!r}: {found}")
+    return found[0]
+
+
+def model_sql(
+    name: str,
+    *,
+    seed: int = 20240612,
+    size: str = "128k",
+    sized: Iterable[tuple[str, str]] = (),
+    **tables: str,
+) -> str:
+    """The select of model `name` as dbt would compile it, reading the test database: a ref() or
+    source() of table T reads `tables[T]` if given, else T. `seed` is the build's seed var, `size`
+    the size folder's loft_size, and `sized` the (size, scores relation) pairs the cross-size
+    models find built."""
+
+    def table(model_or_table: str) -> _Relation:
+        alias = model_or_table.split("__", 1)[-1]
+        return _Relation(tables.get(alias, alias))
+
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, extensions=["jinja2.ext.do"])
+    env.globals.update(
+        ref=table,
+        source=lambda _source, name: table(name),
+        var=lambda var, default=None: seed if var == "seed" else default,
+        config=_Config({"loft_size": size}),
+        compare_built_sizes=lambda _identifier: [list(pair) for pair in sized],
+        execute=True,
+    )
+    text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(MACRO_DIR.glob("*.sql")))
+    module = env.from_string(text).module
+    macros = {key: getattr(module, key) for key in dir(module) if not key.startswith("_")}
+    env.globals.update({key: macro for key, macro in macros.items() if key not in env.globals})
+    return env.from_string(model_path(name).read_text(encoding="utf-8")).render()
+
+
 def connect(database: str = ":memory:") -> duckdb.DuckDBPyConnection:
     """A database (in memory unless a file is named) with the scoring functions and empty
     upstream tables."""
@@ -242,45 +310,35 @@ VIEWS = {"int_scored_queries", "int_prediction_rows", "int_parsed_answers", "pre
 
 def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k") -> dict[str, float]:
     """Create the scoring tables and views (as the dbt models do) from the upstream tables; seconds each."""
-    m = macros()
     steps = [
         (
             "int_scored_queries",
-            m.scoring_scored_queries(queries="queries", datasets="stg_datasets", imported="imported_queries"),
+            model_sql("int_scored_queries", int_imported_queries="imported_queries"),
         ),
         (
             "int_prediction_rows",
-            m.scoring_prediction_rows(
-                responses="responses",
-                prompts="prompts",
-                imports="imports",
-                stage_prompts="stage_prompts",
-                stage_answers="stage_answers",
-                queries="int_scored_queries",
+            model_sql(
+                "int_prediction_rows",
+                int_imported_predictions="imports",
+                int_stage2_prompts="stage_prompts",
+                int_stage3_prompts="(select * from stage_prompts where false)",
+                int_stage1_answers="stage_answers",
+                int_stage2_answers="(select * from stage_answers where false)",
             ),
         ),
-        ("int_parsed_answers", m.scoring_parsed_answers(rows="int_prediction_rows")),
+        ("int_parsed_answers", model_sql("int_parsed_answers")),
         (
             "int_predictions",
-            m.scoring_predictions(parsed="int_parsed_answers", prompt_doc_ids="prompt_doc_ids", corpus="corpus"),
+            model_sql("int_predictions"),
         ),
-        ("predictions", m.scoring_predictions_view(stored="int_predictions")),
+        ("predictions", model_sql("predictions")),
         (
             "int_turn_scores",
-            m.scoring_turn_scores(
-                predictions="predictions",
-                queries="int_scored_queries",
-                datasets="stg_datasets",
-                size=size,
-                prompts="prompts",
-                adjudications="adjudications",
-                arms="arms",
-                responses="responses",
-            ),
+            model_sql("int_turn_scores", size=size, stg_gold_adjudications="adjudications"),
         ),
-        ("scores", m.scoring_scores(turn_scores="int_turn_scores")),
-        ("metrics", m.scoring_metrics(scores="scores", seed=seed)),
-        ("leaderboard", m.scoring_leaderboard(metrics="metrics", paper="paper", datasets="stg_datasets")),
+        ("scores", model_sql("scores")),
+        ("metrics", model_sql("metrics", seed=seed)),
+        ("leaderboard", model_sql("leaderboard", paper_table2="paper")),
     ]
     seconds = {}
     for name, sql in steps:

@@ -1,5 +1,5 @@
 """metrics (means, counts, intervals), SQL execution accuracy per turn and per conversation,
-and the leaderboard beside the paper (macros/scoring_aggregate.sql, scoring_scores.sql)."""
+and the leaderboard beside the paper (the metrics, scores and leaderboard models)."""
 
 from __future__ import annotations
 

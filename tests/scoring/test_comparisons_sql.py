@@ -1,5 +1,5 @@
 """Paired comparisons and the cost ledger (issue 11, item 2), on hand-made tables with values
-computed by hand (macros/scoring_aggregate.sql)."""
+computed by hand (the paired_comparisons and cost_ledger models)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from loft_warehouse.scoring.duckdb_functions import register
 from loft_warehouse.scoring.intervals import bootstrap_interval
-from tests.scoring.sqlkit import macros
+from tests.scoring.sqlkit import model_sql
 
 SEED = 7
 RIGHT_A = set(range(8))  # a answers q0..q7 right
@@ -38,7 +38,7 @@ def _scores(con: duckdb.DuckDBPyConnection) -> None:
 def test_paired_comparison_by_hand() -> None:
     con = register(duckdb.connect())
     _scores(con)
-    con.execute(f"create table pairs as {macros().scoring_paired_comparisons(scores='scores', seed=SEED)}")
+    con.execute(f"create table pairs as {model_sql('paired_comparisons', seed=SEED)}")
     rows = con.sql(
         "select system_a, system_b, n_a, n_b, n_common, is_same_queries, mean_a, mean_b, difference, "
         "n_only_a, n_only_b, mcnemar_p, note from pairs order by system_a, system_b"
@@ -81,7 +81,7 @@ def test_cost_ledger_by_hand() -> None:
         "union all select 'b', 'retrieval', 'nq', 'cic', 'ok', 10000, 8000 * (range = 1)::int, "
         "8000 * (range = 0)::int, 10, 0.1, null, 'x' from range(2)"
     )
-    ledger = macros().scoring_cost_ledger(estimates="estimates", responses="responses", scores="scores")
+    ledger = model_sql("cost_ledger", cost_estimates="estimates")
     columns = (
         "n_responses, input_tokens, cached_tokens, uncached_input_tokens, actual_usd, n_correct, usd_per_correct, "
         "caching_saved_usd, estimated_usd_no_cache, estimated_usd_batch, estimated_usd_batch_with_cache, n_batch, "

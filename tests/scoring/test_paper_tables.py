@@ -1,4 +1,4 @@
-"""The paper-table marts (macros/scoring_paper_tables.sql) recover planted effects, and the
+"""The paper-table marts (models/loft_128k/marts, models/loft_compare) recover planted effects, and the
 paper's values they set beside are typed in as printed.
 
 Planted runs answer right on an exact share of the queries (not by chance), chosen per cell, so
@@ -16,7 +16,7 @@ import pytest
 
 from loft_warehouse.scoring.duckdb_functions import register
 from loft_warehouse.settings import PROJECT_ROOT
-from tests.scoring.sqlkit import macros, right_answers, scores_table
+from tests.scoring.sqlkit import model_sql, right_answers, scores_table
 
 SEED = 7
 NOT_IN_BUILD = "is not in this build (not in the data dir at this size, or not selected by datasets)"
@@ -68,16 +68,13 @@ def ablations() -> duckdb.DuckDBPyConnection:
                     }  # fmt: skip
                 )
     scores_table(con, rows)
-    m = macros()
-    con.execute(f"create table metrics as {m.scoring_metrics(scores='scores', seed=SEED)}")
-    con.execute(f"create table comparisons as {m.scoring_paired_comparisons(scores='scores', seed=SEED)}")
+    con.execute(f"create table metrics as {model_sql('metrics', seed=SEED)}")
+    con.execute(f"create table comparisons as {model_sql('paired_comparisons', seed=SEED)}")
     con.execute(f"create table paper as select * from read_csv('{TABLE4}', header = true, auto_detect = true)")
     con.execute(
         "create table datasets as select * from (values ('retrieval', 'arguana'), ('rag', 'nq')) t(task, dataset)"
     )
-    sql = m.scoring_ablations(
-        metrics="metrics", comparisons="comparisons", paper="paper", datasets="datasets", size="128k"
-    )
+    sql = model_sql("ablations", paired_comparisons="comparisons", paper_table4="paper", stg_datasets="datasets")
     con.execute(f"create table ablations as {sql}")
     return con
 
@@ -145,13 +142,12 @@ def test_unfilled_cells_say_why(ablations: duckdb.DuckDBPyConnection) -> None:
 def test_without_any_run_the_paper_cells_stand_alone() -> None:
     con = register(duckdb.connect())
     scores_table(con, [])
-    m = macros()
-    con.execute(f"create table metrics as {m.scoring_metrics(scores='scores', seed=SEED)}")
-    con.execute(f"create table comparisons as {m.scoring_paired_comparisons(scores='scores', seed=SEED)}")
+    con.execute(f"create table metrics as {model_sql('metrics', seed=SEED)}")
+    con.execute(f"create table comparisons as {model_sql('paired_comparisons', seed=SEED)}")
     con.execute(f"create table paper as select * from read_csv('{TABLE4}', header = true, auto_detect = true)")
     con.execute("create table datasets (task varchar, dataset varchar)")
-    sql = m.scoring_ablations(
-        metrics="metrics", comparisons="comparisons", paper="paper", datasets="datasets", size="32k"
+    sql = model_sql(
+        "ablations", paired_comparisons="comparisons", paper_table4="paper", stg_datasets="datasets", size="32k"
     )
     rows = con.sql(
         f"select size, system, n, reason from ({sql}) where ablation = 'default' order by row_order"
@@ -217,7 +213,7 @@ def operators() -> duckdb.DuckDBPyConnection:
     columns = "task varchar, dataset varchar, split varchar, qid varchar, turn bigint, gold_sql varchar"
     con.execute(f"create table queries ({columns})")
     con.executemany("insert into queries values (?, ?, ?, ?, ?, ?)", queries)
-    sql = macros().scoring_sql_operator_accuracy(scores="scores", queries="queries", seed=SEED)
+    sql = model_sql("sql_operator_accuracy", seed=SEED)
     con.execute(f"create table operator_accuracy as {sql}")
     return con
 
@@ -285,10 +281,9 @@ def scaling() -> duckdb.DuckDBPyConnection:
         scores_table(con, rows)
         sized.append([size, f"s{size}.scores"])
     con.execute("use memory.main")
-    m = macros()
-    con.execute(f"create table scaling_scores as {m.scoring_scaling_scores(sized)}")
-    con.execute(f"create table scaling_curves as {m.scoring_scaling_curves('scaling_scores', seed=SEED)}")
-    con.execute(f"create table sizes_two as {m.scoring_scaling_sizes(sized[:2])}")
+    con.execute(f"create table scaling_scores as {model_sql('scaling_scores', sized=sized)}")
+    con.execute(f"create table scaling_curves as {model_sql('scaling_curves', seed=SEED)}")
+    con.execute(f"create table sizes_two as {model_sql('sizes', sized=sized[:2])}")
     return con
 
 
@@ -343,11 +338,10 @@ def test_sizes_say_which_are_missing(scaling: duckdb.DuckDBPyConnection) -> None
 
 def test_no_size_built_gives_empty_tables() -> None:
     con = register(duckdb.connect())
-    m = macros()
-    con.execute(f"create table scaling_scores as {m.scoring_scaling_scores([])}")
-    con.execute(f"create table scaling_curves as {m.scoring_scaling_curves('scaling_scores', seed=SEED)}")
+    con.execute(f"create table scaling_scores as {model_sql('scaling_scores', sized=[])}")
+    con.execute(f"create table scaling_curves as {model_sql('scaling_curves', seed=SEED)}")
     assert con.sql("select count(*) from scaling_curves").fetchone() == (0,)
-    assert con.sql(f"select count(*) filter (where is_built) from ({m.scoring_scaling_sizes([])})").fetchone() == (0,)
+    assert con.sql(f"select count(*) filter (where is_built) from ({model_sql('sizes', sized=[])})").fetchone() == (0,)
 
 
 # ---------------------------------------------------------------- LOFT Figures 7 and 8 (examples)
@@ -394,12 +388,12 @@ def examples() -> duckdb.DuckDBPyConnection:
     rows.append({"system": "silent", "task": "retrieval", "dataset": "nq", "variant": "few_shot_0", "qid": "q0",
                  "metric": "recall@1", "value": 0.0, "status": "error", "is_answered": False})  # fmt: skip
     scores_table(con, rows)
-    con.execute(f"create table metrics as {macros().scoring_metrics(scores='scores', seed=SEED)}")
+    con.execute(f"create table metrics as {model_sql('metrics', seed=SEED)}")
     con.execute("create table corpus (task varchar, dataset varchar, min_context varchar)")
     for context, n in EXAMPLES.items():
         con.executemany("insert into corpus values ('icl', 'bbh_date', ?)", [[context]] * n)
     con.execute("insert into corpus values ('retrieval', 'nq', '128k')")
-    sql = macros().scoring_example_curves(metrics="metrics", corpus="corpus")
+    sql = model_sql("example_curves")
     con.execute(f"create table example_curves as {sql}")
     return con
 
@@ -450,10 +444,10 @@ def quest() -> duckdb.DuckDBPyConnection:
                   "is_primary": False}  # fmt: skip
         rows.append({**common, "metric": "set_accuracy", "value": 1.0 if q < SIMPLE28_CIC[1] else 0.0})
     scores_table(con, rows)
-    con.execute(f"create table metrics as {macros().scoring_metrics(scores='scores', seed=SEED)}")
+    con.execute(f"create table metrics as {model_sql('metrics', seed=SEED)}")
     con.execute(f"create table paper as select * from read_csv('{QUEST_LOFT}', header = true, auto_detect = true)")
     con.execute("create table datasets as select 'rag' as task, 'quest' as dataset")
-    sql = macros().scoring_quest_loft_methods(metrics="metrics", paper="paper", datasets="datasets", size="128k")
+    sql = model_sql("quest_loft_methods", paper_quest_loft="paper", stg_datasets="datasets")
     con.execute(f"create table quest_methods as {sql}")
     return con
 
@@ -593,10 +587,13 @@ def quest_retrieval() -> duckdb.DuckDBPyConnection:
                     [*key, *where, bm25[:40]])  # fmt: skip
     con.execute(f"create table paper as select * from read_csv('{QUEST_LOFT}', header = true, auto_detect = true)")
     con.execute("create table datasets as select 'rag' as task, 'quest' as dataset")
-    sql = macros().scoring_quest_loft_retrieval(
-        predictions="predictions", stage_retrieval="stage_retrieval", corpus="corpus", queries="queries",
-        adjudications="adjudications", paper="paper", datasets="datasets", seed=SEED, size="128k",
-    )  # fmt: skip
+    sql = model_sql(
+        "quest_loft_retrieval",
+        stg_gold_adjudications="adjudications",
+        paper_quest_loft="paper",
+        stg_datasets="datasets",
+        seed=SEED,
+    )
     con.execute(f"create table quest_retrieval as {sql}")
     return con
 
@@ -692,8 +689,8 @@ def rr() -> duckdb.DuckDBPyConnection:
     )
     arms = [("rr", "nq", "v", m, every, pages, None) for m, (every, pages) in RR_SETTINGS.items()]
     con.executemany("insert into arms values (?, ?, ?, ?, ?, ?, ?)", arms)
-    sql = macros().scoring_rr_methods(
-        scores="scores", variants="variants", arms="arms", paper="paper", datasets="datasets", seed=SEED, size="128k"
+    sql = model_sql(
+        "rr_methods", prompt_variants="variants", paper_rr_table1="paper", stg_datasets="datasets", seed=SEED
     )
     con.execute(f"create table rr_methods as {sql}")
     return con
@@ -815,8 +812,8 @@ def sweeps() -> duckdb.DuckDBPyConnection:
     )
     arms = [("rr", "hotpotqa", "v", m, every, 5, chunk) for m, (every, chunk) in SWEEP_SETTINGS.items()]
     con.executemany("insert into arms values (?, ?, ?, ?, ?, ?, ?)", arms)
-    sql = macros().scoring_rr_sweeps(
-        scores="scores", variants="variants", arms="arms", paper="paper", datasets="datasets", seed=SEED, size="128k"
+    sql = model_sql(
+        "rr_sweeps", prompt_variants="variants", paper_rr_sweeps="paper", stg_datasets="datasets", seed=SEED
     )
     con.execute(f"create table rr_sweeps as {sql}")
     return con
@@ -919,7 +916,7 @@ def test_planted_positions_are_recovered() -> None:
     )
     con.execute(f"create table paper as select * from read_csv('{RR_POSITIONS}', header = true, auto_detect = true)")
     con.execute("create table datasets as select 'rr' as task, 'nq' as dataset")
-    sql = macros().scoring_rr_positions(curves="curves", paper="paper", datasets="datasets", size="128k")
+    sql = model_sql("rr_positions", position_curves="curves", paper_rr_positions="paper", stg_datasets="datasets")
     con.execute(f"create table rr_positions as {sql}")
     cell = "select run_method, n, mean, paper_gpt4_turbo, reason from rr_positions where dataset = 'nq' "
     cell += "and document_tokens = 40000 and answer_position = ? and method = ? order by run_method"
@@ -951,7 +948,6 @@ def closed_book() -> duckdb.DuckDBPyConnection:
     questions, closed book on 0.5 (a subset: a planted drop of 0.3); rag/hotpotqa at 128k closed
     book as good as with the corpus (on other questions: a planted zero)."""
     con = register(duckdb.connect())
-    m = macros()
     planted = {
         ("nq", "32k", "dev"): (range(0, 48), range(0, 30)),
         ("nq", "128k", "test"): (range(0, 48), range(0, 30)),
@@ -983,10 +979,10 @@ def closed_book() -> duckdb.DuckDBPyConnection:
         scores_table(con, rows)
         sized.append([size, f"s{size}.scores"])
     con.execute("use memory.main")
-    con.execute(f"create table scaling_scores as {m.scoring_scaling_scores(sized)}")
-    con.execute(f"create table sizes as {m.scoring_scaling_sizes(sized)}")
+    con.execute(f"create table scaling_scores as {model_sql('scaling_scores', sized=sized)}")
+    con.execute(f"create table sizes as {model_sql('sizes', sized=sized)}")
     con.execute(f"create table paper as select * from read_csv('{TABLE3}', header = true, auto_detect = true)")
-    sql = m.scoring_closed_book(scaling_scores="scaling_scores", sizes="sizes", paper="paper", seed=SEED)
+    sql = model_sql("closed_book", paper_table3="paper", seed=SEED)
     con.execute(f"create table closed_book as {sql}")
     return con
 
@@ -1018,9 +1014,11 @@ def test_closed_book_cells_nothing_filled_say_why(closed_book: duckdb.DuckDBPyCo
         == "no closed-book rows of rag/hotpotqa dev at 32k for this run"
     )
     assert _closed(closed_book, "musique", "128k")["n"] == 0
-    m = macros()
-    nothing = {"scaling_scores": f"({m.scoring_scaling_scores([])})", "sizes": f"({m.scoring_scaling_sizes([])})"}
-    sql = m.scoring_closed_book(**nothing, paper="paper", seed=SEED)
+    nothing = {
+        "scaling_scores": f"({model_sql('scaling_scores', sized=[])})",
+        "sizes": f"({model_sql('sizes', sized=[])})",
+    }
+    sql = model_sql("closed_book", **nothing, paper_table3="paper", seed=SEED)
     rows = closed_book.sql(f"select system, reason from ({sql}) where dataset = 'nq' order by size").fetchall()
     assert rows[0] == (
         None,
@@ -1051,7 +1049,7 @@ def test_task_curves_average_the_datasets_of_a_task() -> None:
         "?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows,
     )
-    sql = macros().scoring_scaling_task_curves("curves")
+    sql = model_sql("scaling_task_curves", scaling_curves="curves")
     relation = con.sql(f"select * from ({sql}) order by size_order")
     small, large = [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
     z = 1.959963984540054
@@ -1140,10 +1138,16 @@ def costs() -> duckdb.DuckDBPyConnection:
     con.executemany("insert into responses values (" + ", ".join(["?"] * 15) + ")", responses)
     con.executemany("insert into sent values (?, ?, ?, ?)", sent)
     con.execute(f"create table paper as select * from read_csv('{RR_COSTS}', header = true, auto_detect = true)")
-    sql = macros().scoring_rr_costs(
-        responses="responses", prompt_tokens="sent", variants="variants", arms="arms", paper="paper",
-        datasets="datasets", seed=SEED, size="128k",
-    )  # fmt: skip
+    sql = model_sql(
+        "rr_costs",
+        prompts="(select prompt_id, n_tokens_total from sent where stage = 1)",
+        int_stage2_prompts="(select system, prompt_id, n_tokens_total from sent where stage = 2)",
+        int_stage3_prompts="(select system, prompt_id, n_tokens_total from sent where stage = 3)",
+        prompt_variants="variants",
+        paper_rr_costs="paper",
+        stg_datasets="datasets",
+        seed=SEED,
+    )
     con.execute(f"create table rr_costs as {sql}")
     return con
 
@@ -1197,10 +1201,7 @@ def pages() -> duckdb.DuckDBPyConnection:
                               2))  # fmt: skip
     con.executemany("insert into stage_retrieval values (" + ", ".join(["?"] * 15) + ")", retrieval)
     con.execute(f"create table paper as select * from read_csv('{RR_PAGES}', header = true, auto_detect = true)")
-    sql = macros().scoring_rr_pages(
-        scores="scores", stage_retrieval="stage_retrieval", variants="variants", arms="arms", paper="paper",
-        datasets="datasets", seed=SEED, size="128k",
-    )  # fmt: skip
+    sql = model_sql("rr_pages", prompt_variants="variants", paper_rr_pages="paper", stg_datasets="datasets", seed=SEED)
     con.execute(f"create table rr_pages as {sql}")
     return con
 

@@ -1,4 +1,4 @@
-"""The predictions table (macros/scoring_predictions.sql): runs, statuses, parse statuses, and
+"""The predictions table (the int_predictions model): runs, statuses, parse statuses, and
 the loft whole-query drop for multi-turn retrieval."""
 
 from __future__ import annotations

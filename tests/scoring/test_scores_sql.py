@@ -1,4 +1,5 @@
-"""The SQL metrics (macros/scoring_scores.sql) on hand-made tables, with hand-computed values.
+"""The SQL metrics (the int_turn_scores model, macros/scoring_scores.sql) on hand-made tables,
+with hand-computed values.
 
 Each case names a query; responses are raw generations, so parsing and ID mapping are part
 of what is checked. Retrieval shows IDs "0".."9" for pids "p0".."p9".

@@ -1,5 +1,5 @@
-"""Stages scored one by one (macros/scoring_stages.sql) recover a planted retrieval and a planted
-reading effect.
+"""Stages scored one by one (the stage_retrieval, stage_metrics, error_attribution and
+verification_scores models) recover a planted retrieval and a planted reading effect.
 
 Hand-made predictions of four methods on 60 RAG test queries, each with one gold document:
 - rag_top5: bm25's stage 1 names 5 shown IDs; the gold is among them for q0..q47 (0.8), at rank
@@ -22,7 +22,7 @@ import pytest
 
 from loft_warehouse.scoring.duckdb_functions import register
 from loft_warehouse.settings import PROJECT_ROOT
-from tests.scoring.sqlkit import macros, scores_table
+from tests.scoring.sqlkit import model_sql, scores_table
 
 SEED = 7
 N = 60
@@ -108,13 +108,10 @@ def stages() -> duckdb.DuckDBPyConnection:
         for q in range(N)
     ]
     scores_table(con, reader)
-    m = macros()
-    sql = m.scoring_stage_retrieval(predictions="predictions", doc_ids="doc_ids", queries="queries", size="128k")
+    sql = model_sql("stage_retrieval", prompt_doc_ids="doc_ids")
     con.execute(f"create table stage_retrieval as {sql}")
-    con.execute(
-        f"create table stage_metrics as {m.scoring_stage_metrics(stage_retrieval='stage_retrieval', seed=SEED)}"
-    )
-    sql = m.scoring_error_attribution(stage_retrieval="stage_retrieval", scores="scores", seed=SEED)
+    con.execute(f"create table stage_metrics as {model_sql('stage_metrics', seed=SEED)}")
+    sql = model_sql("error_attribution", seed=SEED)
     con.execute(f"create table error_attribution as {sql}")
     return con
 
@@ -216,9 +213,7 @@ def verdicts() -> duckdb.DuckDBPyConnection:
         f"create table paper as select * from read_csv('{PROJECT_ROOT / 'seeds' / 'paper_quest_loft.csv'}', "
         "header = true, auto_detect = true)"
     )
-    sql = macros().scoring_verification_scores(
-        predictions="predictions", queries="queries", paper="paper", seed=SEED, size="128k"
-    )
+    sql = model_sql("verification_scores", paper_quest_loft="paper", seed=SEED)
     con.execute(f"create table verification as {sql}")
     return con
 

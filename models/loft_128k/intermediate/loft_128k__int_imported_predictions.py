@@ -5,4 +5,4 @@ from loft_warehouse.scoring.importer import relation_for_model
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    return relation_for_model(dbt, session, dbt.ref("loft_128k__int_scored_queries"))
+    return relation_for_model(session, dbt.config.get("loft_size"), dbt.ref("loft_128k__int_scored_queries"))

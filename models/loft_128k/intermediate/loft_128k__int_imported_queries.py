@@ -5,4 +5,4 @@ from loft_warehouse.scoring.importer import queries_for_model
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    return queries_for_model(dbt, session)
+    return queries_for_model(session, dbt.config.get("loft_size"))

@@ -1,6 +1,5 @@
 """Arms: each run's settings as columns (python/loft_warehouse/arms.py)."""
 
-from loft_warehouse import settings
 from loft_warehouse.arms import arms_frame
 from loft_warehouse.design import Design
 
@@ -13,5 +12,5 @@ def model(dbt, session):
         dbt.ref("loft_128k__int_prompt_rows").project("task, dataset, variant, method").distinct().pl(),
         dbt.ref("loft_128k__prompt_variants").pl(),
         design,
-        settings.size_of_schema(dbt.this.schema),
+        dbt.config.get("loft_size"),
     )

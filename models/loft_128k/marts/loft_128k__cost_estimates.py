@@ -1,7 +1,6 @@
 """Estimated cost of every configured system on this size's prompts, per dataset, method and
 stage, before any call (later stages from the methods' settings)."""
 
-from loft_warehouse import settings
 from loft_warehouse.design import Design
 from loft_warehouse.inference.warehouse import cost_estimates
 
@@ -10,7 +9,7 @@ def model(dbt, session):
     dbt.config(materialized="table")
     config = dbt.config.get("loft") or {}
     return cost_estimates(
-        settings.size_of_schema(dbt.this.schema),
+        dbt.config.get("loft_size"),
         dbt.config.get("systems_file"),
         batch=dbt.config.get("batch"),
         prompts=dbt.ref("loft_128k__prompts"),

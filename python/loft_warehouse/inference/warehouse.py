@@ -74,7 +74,7 @@ def query_limit(value: Any) -> int | None:
 
 def first_queries(queries: pl.DataFrame, n: int) -> pl.DataFrame:
     """(task, dataset, split, qid) of the first n dev and n test queries of each dataset, in
-    the seeded query order (query_rank), the same that macros/scoring_predictions.sql keeps."""
+    the seeded query order (query_rank), the same that the int_prediction_rows model keeps."""
     distinct = queries.filter(pl.col("split").is_in(["dev", "test"])).unique(["task", "dataset", "split", "qid"])
     ranked = distinct.sort("query_rank", "qid").with_columns(
         pl.int_range(pl.len()).over("task", "dataset", "split").alias("position")

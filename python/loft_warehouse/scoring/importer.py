@@ -33,7 +33,6 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from loft_warehouse import settings
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
 from loft_warehouse.scoring.bulk_files import PREDICTION_SCHEMA, sql_string
@@ -337,15 +336,15 @@ def imported_frame(directory: Path, size: str, queries: pl.DataFrame) -> pl.Data
 
 
 def relation_for_model(
-    dbt: Any, session: duckdb.DuckDBPyConnection, queries: duckdb.DuckDBPyRelation
+    session: duckdb.DuckDBPyConnection, size: str, queries: duckdb.DuckDBPyRelation
 ) -> duckdb.DuckDBPyRelation:
     """Body of the int_imported_predictions dbt model of a size."""
-    return imported_relation(session, imports_dir(), settings.size_of_schema(dbt.this.schema), queries)
+    return imported_relation(session, imports_dir(), size, queries)
 
 
-def queries_for_model(dbt: Any, session: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
+def queries_for_model(session: duckdb.DuckDBPyConnection, size: str) -> duckdb.DuckDBPyRelation:
     """Body of the int_imported_queries dbt model of a size."""
-    return imported_queries_relation(session, imports_dir(), settings.size_of_schema(dbt.this.schema))
+    return imported_queries_relation(session, imports_dir(), size)
 
 
 def finish_landing(target: Path, source: str, size: str, build: bool) -> int:
