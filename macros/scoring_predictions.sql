@@ -48,8 +48,8 @@
     case
         when regexp_matches(
             array_to_string({{ list }}, ''),
-            '{{ python_whitespace_class() }}'
-        ) then list_transform({{ list }}, lambda a: {{ scoring_python_strip('a') }})
+            loft_python_whitespace_class()
+        ) then list_transform({{ list }}, lambda a: loft_python_strip(a))
         else {{ list }}
     end
 {%- endmacro %}
@@ -82,7 +82,7 @@ from (
     select
         *,
         case when id_space = 'shown' then item end as shown_lookup,
-        case when id_space = 'pid' then {{ scoring_python_strip('item') }} end as pid_lookup
+        case when id_space = 'pid' then loft_python_strip(item) end as pid_lookup
     from (
         select
             row_id,

@@ -22,31 +22,6 @@
 
 
 {#
-  The code points Python's str.isspace() holds for (what str.strip() removes), comma-separated:
-  callers split the text, where dbt's return() would leave the test kit's plain Jinja behind.
-#}
-{% macro python_whitespace_codes() -%}
-    9,10,11,12,13,28,29,30,31,32,133,160,5760,8192,8193,8194,8195,8196,8197,8198,8199,8200,8201,8202,8232,8233,8239,8287,12288
-{%- endmacro %}
-
-
-{# A regex character class (RE2) matching any one of python_whitespace_codes(). #}
-{% macro python_whitespace_class() -%}
-    [{% for code in python_whitespace_codes().split(',') %}{{ "\\x{%x}" | format(code | int) }}{% endfor %}]
-{%- endmacro %}
-
-
-{#
-  Python's str.strip(), which LOFT applies to every predicted and gold ID (str(x).strip()): it
-  removes every character str.isspace() holds for, where DuckDB's trim() removes spaces only.
-#}
-{% macro scoring_python_strip(expr) -%}
-    case when ord({{ expr }}) between 33 and 127 and ord(right({{ expr }}, 1)) between 33 and 127 then {{ expr }}
-    else trim({{ expr }}, {% for code in python_whitespace_codes().split(',') %}chr({{ code }}){{ ' || ' if not loop.last }}{% endfor %}) end
-{%- endmacro %}
-
-
-{#
   LOFT's answer normalisation (normalize.normalize_answer). NFD leaves ASCII text unchanged, so
   ASCII text is normalised here (lower, no ASCII punctuation, articles to a space, whitespace as
   str.split() sees it collapsed) and only other text goes to the Python function.

@@ -3,12 +3,14 @@ folder from anywhere."""
 
 from __future__ import annotations
 
-import re
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from loft_warehouse import build
 from loft_warehouse.cli import main
@@ -98,16 +100,23 @@ def test_vars_that_are_not_a_mapping_are_refused() -> None:
         build.build_vars("[1, 2]")
 
 
-def test_the_checked_vars_are_the_preflight_hooks() -> None:
-    """PREFLIGHT_VARS restates macros/preflight.sql's vars: the same names, fallbacks and defaults."""
-    text = (PROJECT_ROOT / "macros" / "preflight.sql").read_text(encoding="utf-8")
-    pattern = r'"(\w+)": var\("(\w+)", (?:env_var\("(\w+)", ("[^"]*")\)|([^)]+?))\)'
-    in_macro = [
-        (name, env or None, yaml.safe_load(env_default or default))
-        for key, name, env, env_default, default in re.findall(pattern, text)
-        if key == name
-    ]
-    assert in_macro == list(build.PREFLIGHT_VARS)
+def test_the_checked_values_are_what_dbt_gives_the_models(tmp_path: Path) -> None:
+    """`loft build` checks dbt_project.yml's settings as dbt renders them for the models (and the
+    preflight hook): the same vars, environment fallbacks, defaults and types."""
+    environ = {name: value for name, value in os.environ.items() if not name.startswith("LOFT_")}
+    environ |= {"LOFT_SYSTEMS": "bm25", "LOFT_RETRY_ERRORS": "true"}
+    given = {"limit": 3, "prompt_variants": ["default", "no_cot"]}
+    parsed = subprocess.run(
+        [str(Path(sys.executable).parent / "dbt"), "parse", "--vars", json.dumps(given),
+         "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")],
+        cwd=PROJECT_ROOT, env=environ, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert parsed.returncode == 0, parsed.stdout[-2000:]
+    manifest = json.loads((tmp_path / "target" / "manifest.json").read_text(encoding="utf-8"))
+    rendered = manifest["nodes"]["model.loft.loft_32k__int_stage1_responses"]["config"]["loft"]
+    values = build.preflight_values(given, environ)
+    assert values == rendered
+    assert (values["limit"], values["systems"], values["retry_errors"], values["seed"]) == (3, "bm25", "true", 20240612)
 
 
 def test_a_ctrl_c_ends_in_one_line_saying_what_was_published(
@@ -133,8 +142,10 @@ def test_a_ctrl_c_ends_in_one_line_saying_what_was_published(
 
 
 def test_a_file_that_cannot_be_opened_is_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture, shared_data: Path
+    tmp_path: Path, capsys: pytest.CaptureFixture, shared_data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A warehouse of its own: the project's (after `make build`) holds arguana from the data.
+    monkeypatch.setenv("LOFT_DUCKDB_PATH", str(tmp_path / "loft.duckdb"))
     missing, queries = tmp_path / "preds.jsonl", shared_data / "loft/retrieval/arguana/128k/test_queries.jsonl"
     command = f"import-predictions {missing} --queries {queries} --system s --size 128k --task retrieval "
     command += f"--dataset arguana --imports-dir {tmp_path / 'imports'}"

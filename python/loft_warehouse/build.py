@@ -3,8 +3,8 @@ parses the project.
 
 dbt reads the whole project (about 15-30 s) before its first hook can look at a setting, and
 run from another folder it fails on its profiles folder. This command checks the selection's
-sizes and every setting the preflight hook checks (the same code, macros/preflight.sql's vars
-with the same environment fallbacks) first, says what is wrong in one line, and then runs dbt
+sizes and every setting the preflight hook checks (the same code, on dbt_project.yml's settings
+rendered with the same vars and environment) first, says what is wrong in one line, and then runs dbt
 in the project folder, so the warehouse and its store are the ones a build from there uses.
 """
 
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from jinja2.nativetypes import NativeEnvironment
 
 from loft_warehouse import preflight
 from loft_warehouse.errors import ConfigurationError
@@ -34,30 +35,6 @@ PATH_SUFFIXES = ("_PATH", "_DIR", "_FILE", "_STORE")
 # dbt's line on a Ctrl-C, and its summary line.
 DBT_INTERRUPTED = "Exited because of keyboard interrupt"
 DBT_SUMMARY = "Done. PASS="
-# The vars macros/preflight.sql passes to the check: (var, environment fallback, default).
-PREFLIGHT_VARS: tuple[tuple[str, str | None, Any], ...] = (
-    ("data_dir", "LOFT_DATA_DIR", ""),
-    ("tokenizer_model", "LOFT_TOKENIZER_MODEL", ""),
-    ("seed", None, 20240612),
-    ("datasets", "LOFT_DATASETS", ""),
-    ("methods", "LOFT_METHODS", "cic"),
-    ("prompt_variants", None, ["default"]),
-    ("litm_documents", None, ""),
-    ("litm_positions", None, ""),
-    ("kv_positions", None, ""),
-    ("rr_lengths", None, ""),
-    ("rr_step", None, ""),
-    ("reprompt_every", None, ""),
-    ("icr_pages", None, ""),
-    ("chunk_tokens", None, ""),
-    ("verify_candidates", None, ""),
-    ("limit", "LOFT_LIMIT", ""),
-    ("systems", "LOFT_SYSTEMS", ""),
-    ("systems_file", "LOFT_SYSTEMS_FILE", ""),
-    ("max_cost_usd", "LOFT_MAX_COST_USD", ""),
-    ("retry_errors", "LOFT_RETRY_ERRORS", "false"),
-    ("batch", "LOFT_BATCH", ""),
-)
 
 
 def selected_sizes(selection: list[str]) -> list[str]:
@@ -85,14 +62,12 @@ def build_vars(text: str | None) -> dict[str, Any]:
 
 
 def preflight_values(given: dict[str, Any], environ: dict[str, str]) -> dict[str, Any]:
-    """What the preflight hook would read: each var, else its environment fallback, else its default."""
-    values = {}
-    for name, env, default in PREFLIGHT_VARS:
-        if name in given:
-            values[name] = given[name]
-        else:
-            values[name] = environ.get(env, default) if env else default
-    return values
+    """What the preflight hook will read: dbt_project.yml's `loft` settings rendered as dbt renders
+    them (native types), with these vars and this environment."""
+    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))
+    env = NativeEnvironment()
+    env.globals.update(var=lambda name, default=None: given.get(name, default), env_var=environ.get)
+    return {name: env.from_string(text).render() for name, text in project["models"]["loft"]["+loft"].items()}
 
 
 def environment_from(caller: Path, environ: dict[str, str]) -> dict[str, str]:

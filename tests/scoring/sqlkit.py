@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 import jinja2
 import pyarrow as pa
+import yaml
 
 from loft_warehouse.registry import MULTI_ANSWER_DATASETS
 from loft_warehouse.scoring.duckdb_functions import register
@@ -24,185 +25,53 @@ from loft_warehouse.scoring.duckdb_functions import register
 PROJECT = Path(__file__).resolve().parents[2]
 MACRO_DIR = PROJECT / "macros"
 
-# Columns (and DuckDB types) of the upstream tables the scoring models read.
-SHAPES: dict[str, dict[str, str]] = {
-    "responses": {
-        "source": "varchar default 'inference'",
-        "system": "varchar",
-        "prompt_id": "varchar",
-        "task": "varchar",
-        "dataset": "varchar",
-        "corpus_id": "varchar",
-        "variant": "varchar",
-        "method": "varchar default 'cic'",
-        "stage": "bigint default 1",
-        "split": "varchar",
-        "qid": "varchar",
-        "turn": "bigint",
-        "call_index": "bigint default 0",
-        "request_key": "varchar",
-        "status": "varchar",
-        "raw_text": "varchar",
-        "finish_reason": "varchar",
-        "input_tokens": "bigint",
-        "cached_tokens": "bigint",
-        "output_tokens": "bigint",
-        "latency_s": "double",
-        "attempts": "bigint",
-        "error": "varchar",
-        "cost_usd": "double",
-        "created_at": "timestamp",
-        "query_limit": "bigint",
-    },
-    "prompts": {
-        "prompt_id": "varchar",
-        "task": "varchar",
-        "dataset": "varchar",
-        "corpus_id": "varchar",
-        "variant": "varchar",
-        "method": "varchar default 'cic'",
-        "stage": "bigint default 1",
-        "split": "varchar",
-        "qid": "varchar",
-        "turn": "bigint",
-        "call_index": "bigint default 0",
-        "payload": "varchar",
-        "gold_positions": "bigint[]",
-        "gold_depth": "double",
-        "gold_token_offset": "bigint",
-        "n_documents": "bigint",
-        "n_turns": "bigint",
-        "prefix_id": "varchar",
-        "suffix": "varchar",
-        "gold": "varchar",
-        "gold_shown_ids": "varchar",
-    },
-    "prompt_doc_ids": {
-        "task": "varchar",
-        "dataset": "varchar",
-        "corpus_id": "varchar",
-        "variant": "varchar",
-        "shown_id": "varchar",
-        "pid": "varchar",
-    },
-    "queries": {
-        "task": "varchar",
-        "dataset": "varchar",
-        "corpus_id": "varchar",
-        "split": "varchar",
-        "qid": "varchar",
-        "upstream_qid": "varchar",
-        "turn": "bigint",
-        "n_turns": "bigint",
-        "query_text": "varchar",
-        "gold": "varchar",
-        "gold_pids": "varchar[]",
-        "db_id": "varchar",
-        "gold_sql": "varchar",
-        "gold_is_ordered": "boolean",
-        "query_rank": "bigint",
-    },
-    "corpus": {
-        "task": "varchar",
-        "dataset": "varchar",
-        "corpus_id": "varchar",
-        "doc_id": "bigint",
-        "pid": "varchar",
-        "title": "varchar",
-        "text": "varchar",
-    },
-    "stg_datasets": {
-        "task": "varchar",
-        "dataset": "varchar",
-        "source": "varchar",
-        "max_gold": "bigint",
-        "is_multi_answer": "boolean default false",
-    },
-    "arms": {
-        "task": "varchar",
-        "dataset": "varchar",
-        "variant": "varchar",
-        "method": "varchar",
-        "arm_id": "varchar",
-    },
-    "adjudications": {
-        "gold_version": "varchar",
-        "task": "varchar default 'rag'",
-        "dataset": "varchar",
-        "qid": "varchar",
-        "question": "varchar",
-        "answer": "varchar",
-        "rating": "varchar",
-        "source": "varchar",
-        "source_file": "varchar",
-        "source_row": "bigint",
-    },
-    "stage_prompts": {
-        "system": "varchar",
-        "prompt_id": "varchar",
-        "task": "varchar",
-        "dataset": "varchar",
-        "corpus_id": "varchar",
-        "variant": "varchar",
-        "method": "varchar",
-        "stage": "bigint default 2",
-        "split": "varchar",
-        "qid": "varchar",
-        "turn": "bigint default 0",
-        "call_index": "bigint default 0",
-        "n_turns": "bigint default 1",
-        "payload": "varchar",
-    },
-    "stage_answers": {
-        "system": "varchar",
-        "task": "varchar",
-        "dataset": "varchar",
-        "corpus_id": "varchar",
-        "variant": "varchar",
-        "method": "varchar",
-        "stage": "bigint default 1",
-        "qid": "varchar",
-        "turn": "bigint default 0",
-        "status": "varchar",
-        "parse_status_strict": "varchar",
-        "payload_strict": "varchar",
-    },
-    "imports": {
-        "system": "varchar",
-        "prompt_id": "varchar",
-        "task": "varchar",
-        "dataset": "varchar",
-        "corpus_id": "varchar",
-        "variant": "varchar",
-        "method": "varchar default 'cic'",
-        "stage": "bigint default 1",
-        "split": "varchar",
-        "qid": "varchar",
-        "turn": "bigint",
-        "call_index": "bigint default 0",
-        "n_turns": "bigint",
-        "status": "varchar",
-        "raw_text": "varchar",
-        "given_answers": "varchar[]",
-        "given_answers_json": "varchar",
-        "gold_loft": "varchar",
-        "id_space": "varchar",
-        "import_file": "varchar",
-        "import_line": "bigint",
-    },
-    "paper": {
-        "task": "varchar",
-        "dataset": "varchar",
-        "paper_dataset": "varchar",
-        "model": "varchar",
-        "metric": "varchar",
-        "value": "double",
-    },
+
+def typed_columns() -> dict[str, dict[str, str]]:
+    """Column names and DuckDB types of every model (by table name) and reference source whose yml
+    gives them data types: the contracts, one home for the columns tests build tables from."""
+    found: dict[str, dict[str, str]] = {}
+    for path in [*sorted(PROJECT.glob("models/loft_128k/*/*.yml")), PROJECT / "models" / "_sources.yml"]:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        tables = document.get("models", []) + [t for s in document.get("sources", []) for t in s.get("tables", [])]
+        for table in tables:
+            columns = {c["name"]: c["data_type"] for c in table.get("columns", []) if c.get("data_type")}
+            if columns:
+                found[table["name"].split("__", 1)[-1]] = columns
+    return found
+
+
+# The upstream tables the scoring models read, as tests build them: the model (or source) whose
+# typed yml columns each has, and the defaults its rows take where a test leaves a column out.
+TEST_TABLES: dict[str, tuple[str, dict[str, str]]] = {
+    "responses": ("responses", {"source": "'inference'", "method": "'cic'", "stage": "1", "call_index": "0"}),
+    "prompts": ("prompts", {"method": "'cic'", "stage": "1", "call_index": "0"}),
+    "prompt_doc_ids": ("prompt_doc_ids", {}),
+    "queries": ("queries", {}),
+    "corpus": ("corpus", {}),
+    "stg_datasets": ("stg_datasets", {"is_multi_answer": "false"}),
+    "arms": ("arms", {}),
+    "adjudications": ("stg_gold_adjudications", {"task": "'rag'"}),
+    "stage_prompts": ("int_stage2_prompts", {"stage": "2", "turn": "0", "call_index": "0", "n_turns": "1"}),
+    "stage_answers": ("int_stage1_answers", {"stage": "1", "turn": "0"}),
+    "imports": ("int_imported_predictions", {"method": "'cic'", "stage": "1", "call_index": "0"}),
+    "paper": ("paper_table2", {}),
+    "imported_queries": ("int_imported_queries", {}),
 }
 
 
-# Queries of imported LOFT answer files (int_imported_queries): the queries' columns and the flag.
-SHAPES["imported_queries"] = {**SHAPES["queries"], "is_multi_answer": "boolean"}
+def _shapes() -> dict[str, dict[str, str]]:
+    typed = typed_columns()
+    return {
+        table: {
+            name: f"{kind} default {defaults[name]}" if name in defaults else kind
+            for name, kind in typed[source].items()
+        }
+        for table, (source, defaults) in TEST_TABLES.items()
+    }
+
+
+# Columns (and DuckDB types, with the test defaults) of each test table.
+SHAPES: dict[str, dict[str, str]] = _shapes()
 
 
 def macros() -> Any:

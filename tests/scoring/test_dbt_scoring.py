@@ -13,6 +13,7 @@ import pytest
 from loft_warehouse.cli import main
 from loft_warehouse.readers import read_jsonl
 from tests.conftest import query, run_dbt
+from tests.scoring.sqlkit import typed_columns
 
 pytestmark = pytest.mark.slow
 RETRIEVAL = ("arguana", "hotpotqa", "msmarco", "nq")
@@ -137,3 +138,23 @@ def test_a_quick_try_rescored_by_a_later_import_stays_marked(warehouse: Path, tm
     assert "bm25 [quick try: 3 queries]" in columns and "bm25" not in columns
     imported = "select n, n_unanswered, query_limit from loft_128k.metrics where source = 'import' and is_primary"
     assert query(database, imported) == [(100, 20, None)]
+
+
+def test_the_typed_yml_columns_are_the_built_tables(warehouse: Path) -> None:
+    """The yml's column types (which the test tables of tests/scoring/sqlkit.py are made from) are
+    the built tables' columns, every one, including the Python models' that no contract checks."""
+    typed = typed_columns()
+    built: dict[str, dict[str, str]] = {}
+    for table, column, kind in query(
+        warehouse,
+        "select table_name, column_name, lower(replace(data_type, '\"', '')) from duckdb_columns() "
+        "where schema_name in ('loft_128k', 'loft_128k_internal') or table_name in ('paper_table2')",
+    ):
+        built.setdefault(table, {})[column] = kind
+    mismatched = {
+        table: (columns, built.get(table))
+        for table, columns in typed.items()
+        if {name: kind.lower().replace("timestamptz", "timestamp with time zone") for name, kind in columns.items()}
+        != built.get(table)
+    }
+    assert mismatched == {}

@@ -203,7 +203,7 @@ def test_ids_are_stripped_as_python_strips_them() -> None:
     """LOFT compares IDs as str(x).strip(): every character str.isspace() holds for, on both ends."""
     spaces = "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
     con = connect()
-    strip = macros().scoring_python_strip("$text")
+    strip = "loft_python_strip($text)"
     for text in [f"{spaces}d1{spaces}", "\u00a0d2\u2003", "\u200bd3", " d 4 ", "d5\n", "d6", "", "\x7fd7 ", "é"]:
         assert con.execute(f"select {strip}", {"text": text}).fetchone()[0] == text.strip(), repr(text)
 
@@ -213,7 +213,7 @@ def test_lists_are_stripped_only_where_python_whitespace_is_in_them() -> None:
     every = [chr(c) for c in range(1, sys.maxunicode + 1) if not 0xD800 <= c < 0xE000]
     con = connect()
     matched = con.execute(
-        f"select list_filter($chars, lambda c: regexp_matches(c, '{macros().python_whitespace_class()}'))",
+        "select list_filter($chars, lambda c: regexp_matches(c, loft_python_whitespace_class()))",
         {"chars": every},
     ).fetchone()[0]
     assert matched == [c for c in every if c.isspace()]

@@ -5,10 +5,8 @@ from loft_warehouse.methods.stage2 import table_for_model
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    dbt.config.get("loft")
-    dbt.config.get("prompt_variants")
     return table_for_model(
-        dbt,
+        dbt.config.get("loft"),
         answers=dbt.ref("loft_128k__int_stage1_answers"),
         corpus=dbt.ref("loft_128k__corpus"),
         queries=dbt.ref("loft_128k__queries"),

@@ -9,12 +9,12 @@ def model(dbt, session):
     loft = dbt.config.get("loft") or {}
     return responses(
         dbt.config.get("loft_size"),
-        selection=dbt.config.get("systems"),
-        systems_file_setting=dbt.config.get("systems_file"),
-        max_cost_usd=dbt.config.get("max_cost_usd"),
-        store_setting=dbt.config.get("response_store"),
-        retry_errors=dbt.config.get("retry_errors"),
-        batch=dbt.config.get("batch"),
+        selection=loft.get("systems"),
+        systems_file_setting=loft.get("systems_file"),
+        max_cost_usd=loft.get("max_cost_usd"),
+        store_setting=loft.get("response_store"),
+        retry_errors=loft.get("retry_errors"),
+        batch=loft.get("batch"),
         prompts=dbt.ref("loft_128k__int_stage3_prompts"),
         prefixes=None,
         doc_ids=dbt.ref("loft_128k__prompt_doc_ids"),

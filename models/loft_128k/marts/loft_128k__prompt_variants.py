@@ -3,10 +3,8 @@ from loft_warehouse.prompts.store import table_for_model
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    dbt.config.get("loft")
-    dbt.config.get("prompt_variants")
     return table_for_model(
-        dbt,
+        dbt.config.get("loft"),
         "variants",
         corpus=dbt.ref("loft_128k__corpus"),
         queries=dbt.ref("loft_128k__queries"),

@@ -6,10 +6,8 @@ from loft_warehouse.methods.stage2 import table_for_model
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    dbt.config.get("loft")
-    dbt.config.get("prompt_variants")
     return table_for_model(
-        dbt,
+        dbt.config.get("loft"),
         answers=dbt.ref("loft_1m__int_stage2_answers"),
         corpus=dbt.ref("loft_1m__corpus"),
         queries=dbt.ref("loft_1m__queries"),

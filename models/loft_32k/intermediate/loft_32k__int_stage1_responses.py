@@ -10,12 +10,12 @@ def model(dbt, session):
     loft = dbt.config.get("loft") or {}
     return responses(
         dbt.config.get("loft_size"),
-        selection=dbt.config.get("systems"),
-        systems_file_setting=dbt.config.get("systems_file"),
-        max_cost_usd=dbt.config.get("max_cost_usd"),
-        store_setting=dbt.config.get("response_store"),
-        retry_errors=dbt.config.get("retry_errors"),
-        batch=dbt.config.get("batch"),
+        selection=loft.get("systems"),
+        systems_file_setting=loft.get("systems_file"),
+        max_cost_usd=loft.get("max_cost_usd"),
+        store_setting=loft.get("response_store"),
+        retry_errors=loft.get("retry_errors"),
+        batch=loft.get("batch"),
         prompts=dbt.ref("loft_32k__prompts"),
         prefixes=dbt.ref("loft_32k__prompt_prefixes"),
         segments=dbt.ref("loft_32k__prompt_segments"),

@@ -6,10 +6,8 @@ from loft_warehouse.methods.stage2 import table_for_model
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    dbt.config.get("loft")
-    dbt.config.get("prompt_variants")
     return table_for_model(
-        dbt,
+        dbt.config.get("loft"),
         answers=dbt.ref("loft_32k__int_stage1_answers"),
         corpus=dbt.ref("loft_32k__corpus"),
         queries=dbt.ref("loft_32k__queries"),

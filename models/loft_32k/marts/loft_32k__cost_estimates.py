@@ -11,13 +11,13 @@ def model(dbt, session):
     config = dbt.config.get("loft") or {}
     return cost_estimates(
         dbt.config.get("loft_size"),
-        dbt.config.get("systems_file"),
-        batch=dbt.config.get("batch"),
+        config.get("systems_file"),
+        batch=config.get("batch"),
         prompts=dbt.ref("loft_32k__prompts"),
         prices=dbt.source("reference", "model_prices"),
         prefixes=dbt.ref("loft_32k__prompt_prefixes"),
         segments=dbt.ref("loft_32k__prompt_segments"),
         corpus=dbt.ref("loft_32k__corpus"),
-        design=Design.from_config(config, dbt.config.get("prompt_variants")),
+        design=Design.from_config(config, config.get("prompt_variants")),
         data_dir=config.get("data_dir"),
     )

@@ -7,5 +7,4 @@ from loft_warehouse.scoring.adjudications import table_for_model
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    dbt.config.get("loft")
-    return table_for_model(dbt, seed=dbt.source("reference", "quest_loft_revised_gold"))
+    return table_for_model(dbt.config.get("loft"), seed=dbt.source("reference", "quest_loft_revised_gold"))

@@ -147,13 +147,13 @@ def _row(
 
 
 def table_for_model(
-    dbt: Any, answers: Any, corpus: Any, queries: Any, datasets: Any, doc_ids: Any, stage: int = 2
+    loft: dict[str, Any], answers: Any, corpus: Any, queries: Any, datasets: Any, doc_ids: Any, stage: int = 2
 ) -> pl.DataFrame:
-    """Body of the int_stage{stage}_prompts dbt model of a size."""
+    """Body of the int_stage{stage}_prompts dbt model of a size, from its `loft` settings."""
     from loft_warehouse import settings
     from loft_warehouse.tokens import counter
 
-    config = dbt.config.get("loft") or {}
+    config = loft or {}
     root = None if config.get("tokenizer_model") else settings.data_dir(config.get("data_dir"))
     model = settings.tokenizer_model(config.get("tokenizer_model"), root)
     return build(
@@ -162,7 +162,7 @@ def table_for_model(
         queries.pl(),
         datasets.pl(),
         doc_ids.pl(),
-        Design.from_config(config, dbt.config.get("prompt_variants")),
+        Design.from_config(config, config.get("prompt_variants")),
         counter(model),
         stage,
     )

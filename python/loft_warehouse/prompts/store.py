@@ -507,20 +507,17 @@ def built(
         return _BUILT[key]
 
 
-def table_for_model(dbt: Any, table: str, corpus: Any, queries: Any, datasets: Any) -> pl.DataFrame:
-    """One prompt table for a dbt Python model; inputs are the dbt.ref relations of its size.
-
-    The model file itself reads `loft` and `prompt_variants` from its config (dbt hands a
-    Python model only the config keys its own file reads).
-    """
+def table_for_model(loft: dict[str, Any], table: str, corpus: Any, queries: Any, datasets: Any) -> pl.DataFrame:
+    """One prompt table for a dbt Python model, from its `loft` settings; inputs are the dbt.ref
+    relations of its size."""
     from loft_warehouse.design import Design
 
-    config = dbt.config.get("loft") or {}
+    config = loft or {}
     tables = built(
         corpus.pl(),
         queries.pl(),
         datasets.pl(),
-        Design.from_config(config, dbt.config.get("prompt_variants")),
+        Design.from_config(config, config.get("prompt_variants")),
         config.get("tokenizer_model"),
         config.get("data_dir"),
         config.get("seed") or 0,

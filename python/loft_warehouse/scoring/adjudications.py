@@ -159,7 +159,6 @@ def collect(seed: pl.DataFrame, folder: Path) -> pl.DataFrame:
     return frame
 
 
-def table_for_model(dbt: Any, seed: Any) -> pl.DataFrame:
-    """Body of the stg_gold_adjudications dbt model of a size."""
-    config = dbt.config.get("loft") or {}
-    return collect(seed.pl(), adjudications_dir(config.get("adjudications_dir")))
+def table_for_model(loft: dict[str, Any], seed: Any) -> pl.DataFrame:
+    """Body of the stg_gold_adjudications dbt model of a size, from its `loft` settings."""
+    return collect(seed.pl(), adjudications_dir((loft or {}).get("adjudications_dir")))

@@ -28,27 +28,14 @@ from duckdb.sqltypes import BIGINT, VARCHAR
 
 from loft_warehouse import settings
 from loft_warehouse.readers import max_line_bytes
+from loft_warehouse.scoring.duckdb_functions import register_sql_macros
 from loft_warehouse.scoring.parse import answer_texts, loaded_json_text
 
-# What Python's str.strip() removes (str.isspace()), for SQL's trim().
-PYTHON_WHITESPACE = "".join(ch for ch in map(chr, range(0x3001)) if ch.isspace())
 # Escapes the fast path leaves to Python: surrogates and control characters, which DuckDB decodes
 # differently or which json.dumps writes as escapes; a turn or gold with any of them is rendered
 # by Python (an escaped backslash before such a letter only costs that detour).
 _AWKWARD_ESCAPE = r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
 _CONTROL_ESCAPE = r"\\[bfnrt]|\\u00[01][0-9a-fA-F]"
-
-
-def _blank(expr: str) -> str:
-    """str.strip() of expr is empty. A case, not an and: DuckDB evaluates both sides of an and, so
-    the trim would run on every line, not only on those that start with no visible ASCII."""
-    return f"(case when ord({expr}) between 33 and 127 then false else trim({expr}, $ws) = '' end)"
-
-
-def _python_strip(expr: str) -> str:
-    """str.strip() of expr (trim() only where an end is not a visible ASCII character)."""
-    visible = f"ord({expr}) between 33 and 127 and ord(right({expr}, 1)) between 33 and 127"
-    return f"case when {visible} then {expr} else trim({expr}, $ws) end"
 
 
 def _json_strings(expr: str) -> str:
@@ -66,6 +53,7 @@ def _connect(path: Path, fields: dict[str, str]) -> duckdb.DuckDBPyConnection | 
     if path.suffix == ".gz" or not path.is_file():
         return None
     con = settings.limit_memory(duckdb.connect(), Path(tempfile.gettempdir()) / f"loft-spill-{uuid.uuid4().hex}")
+    register_sql_macros(con)
     names = list(fields)
     try:
         # The split is one row unnested (one thread); everything after it reads the lines in parallel.
@@ -92,14 +80,13 @@ def _connect(path: Path, fields: dict[str, str]) -> duckdb.DuckDBPyConnection | 
                     line, text, json_extract(text, $paths) as values, json_keys(text) as keys,
                     {"coalesce(json_keys(text, '$.metadata'), [])" if "metadata" in fields else "[]"} as meta_keys
                 from lines
-                where not {_blank("text")}
+                where not loft_is_python_blank(text)
             )
             """,
             {
                 "paths": [fields[name] for name in names],
                 "cap": max_line_bytes(),
                 "awkward": _AWKWARD_ESCAPE,
-                "ws": PYTHON_WHITESPACE,
             },
         )
         con.execute("drop table lines")
@@ -288,7 +275,7 @@ def _write_answer_file(
                 qid_text as upstream_qid,
                 0::bigint as turn,
                 1::bigint as n_turns,
-                {_python_strip("question")} as query_text,
+                loft_python_strip(question) as query_text,
                 case when gold_list is not null and not {_has_control("gold_list")}
                      then {gold_json} else py_gold(text, $task) end as gold,
                 gold_pids,
@@ -300,7 +287,7 @@ def _write_answer_file(
             from base
         ) to {sql_string(target)} (format parquet)
         """,
-        {"task": task, "dataset": dataset, "split": split, "multi": multi_answer, "ws": PYTHON_WHITESPACE},
+        {"task": task, "dataset": dataset, "split": split, "multi": multi_answer},
     )
     return True
 

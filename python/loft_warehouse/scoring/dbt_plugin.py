@@ -29,7 +29,7 @@ from loft_warehouse import interrupts, settings
 from loft_warehouse.errors import BadInputError, ConfigurationError, CostLimitError, DataQualityError
 from loft_warehouse.preflight import preflight
 from loft_warehouse.publish import begin_build, publish, restore_unpublished
-from loft_warehouse.scoring.duckdb_functions import register
+from loft_warehouse.scoring.duckdb_functions import register, register_sql_macros
 
 # What the on-run-start and on-run-end hooks call: two text arguments, one line of text back.
 HOOK_FUNCTIONS = {"loft_preflight": preflight, "loft_publish": publish, "loft_begin_build": begin_build}
@@ -68,6 +68,10 @@ class Plugin(BasePlugin):
         line = restore_unpublished(creds.path, os.environ.get("LOFT_DUCKDB_PATH", "loft.duckdb"))
         if line:
             AdapterLogger("loft").info(line)
+
+    def configure_cursor(self, cursor: DuckDBPyConnection) -> None:
+        # SQL macros live in a connection's temp catalog, which dbt's cursors do not share.
+        register_sql_macros(cursor)
 
     def configure_connection(self, conn: DuckDBPyConnection) -> None:
         settings.limit_memory(conn)

@@ -1,9 +1,10 @@
 """The scoring functions SQL cannot express well, registered on a DuckDB connection.
 
-The scoring macros call these by name (`loft_parse_loft(raw_text)`, `loft_normalize(x)`, ...),
+The scoring models call these by name (`loft_parse_loft(raw_text)`, `loft_normalize(x)`, ...),
 so every connection that builds or reads the scoring models needs `register(con)`: dbt gets it
 from the profile plugin (`loft_warehouse.scoring.dbt_plugin`), tests and scripts call it.
-Everything else about the metrics stays in SQL.
+Everything else about the metrics stays in SQL. Python's str.strip() is here too, as SQL macros
+(`loft_python_strip`), the one definition the scoring models and the answer-file reader share.
 """
 
 from __future__ import annotations
@@ -27,6 +28,21 @@ PARSED = duckdb.struct_type(
 )
 INTERVAL = duckdb.struct_type({"low": DOUBLE, "high": DOUBLE, "method": VARCHAR})
 EXEC_ACC = duckdb.struct_type({"loft": DOUBLE, "strict": DOUBLE})
+
+# What Python's str.strip() removes (str.isspace()): LOFT compares every ID as str(x).strip(),
+# where DuckDB's trim() removes spaces only.
+PYTHON_WHITESPACE = "".join(ch for ch in map(chr, range(0x3001)) if ch.isspace())
+_WHITESPACE = " || ".join(f"chr({ord(ch)})" for ch in PYTHON_WHITESPACE)
+# A string whose ends are visible ASCII needs no trim (the common case, and trim() is costly).
+_VISIBLE_ENDS = "ord(s) between 33 and 127 and ord(right(s, 1)) between 33 and 127"
+SQL_MACROS = {
+    # str.strip() of s.
+    "loft_python_strip(s)": f"case when {_VISIBLE_ENDS} then s else trim(s, {_WHITESPACE}) end",
+    # s.strip() == "". A case, not an and: DuckDB evaluates both sides of an and.
+    "loft_is_python_blank(s)": f"case when ord(s) between 33 and 127 then false else trim(s, {_WHITESPACE}) = '' end",
+    # An RE2 character class matching any one character str.isspace() holds for.
+    "loft_python_whitespace_class()": "'[" + "".join(f"\\x{{{ord(ch):x}}}" for ch in PYTHON_WHITESPACE) + "]'",
+}
 
 
 def _parse_response(
@@ -186,8 +202,16 @@ FUNCTIONS: dict[str, Function] = {
 }
 
 
+def register_sql_macros(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Create the SQL macros of SQL_MACROS on `con` (idempotent)."""
+    for signature, body in SQL_MACROS.items():
+        con.execute(f"create or replace temp macro {signature} as {body}")
+    return con
+
+
 def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """Create every scoring function on `con` (idempotent: existing ones are replaced)."""
+    """Create every scoring function and SQL macro on `con` (idempotent: existing ones are replaced)."""
+    register_sql_macros(con)
     for name, spec in FUNCTIONS.items():
         with contextlib.suppress(duckdb.InvalidInputException):
             con.remove_function(name)
