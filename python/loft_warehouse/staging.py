@@ -22,7 +22,7 @@ import polars as pl
 
 from loft_warehouse import frame_cache, registry, settings
 from loft_warehouse.errors import BadInputError
-from loft_warehouse.inference.flow import Progress
+from loft_warehouse.progress import Progress
 from loft_warehouse.registry import DatasetSpec
 from loft_warehouse.sources import loft_release
 from loft_warehouse.sources.base import CorpusRequest, Document, Query, SourceData

@@ -13,13 +13,13 @@ import tenacity
 from loft_warehouse import interrupts
 from loft_warehouse.inference import flow
 from loft_warehouse.inference.flow import (
-    Progress,
     RetryPolicy,
     TokenBucket,
     call_with_retries,
     wait_retry_after,
 )
 from loft_warehouse.inference.providers.base import PermanentError, RetryableError
+from loft_warehouse.progress import Progress
 
 
 class FakeClock:

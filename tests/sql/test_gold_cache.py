@@ -9,7 +9,7 @@ import duckdb
 
 from loft_warehouse.sql import gold, gold_cache
 from loft_warehouse.sql.gold_cache import GoldCache
-from loft_warehouse.sql.rewrite import Schema
+from loft_warehouse.sql.schema import Schema
 from tests.spies import spy
 
 

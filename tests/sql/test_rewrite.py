@@ -4,10 +4,10 @@ from loft_warehouse.sql.rewrite import (
     RewriteError,
     arbitrary_row_probes,
     parse_duckdb,
-    spider_aliases,
     to_duckdb,
     to_sqlite,
 )
+from loft_warehouse.sql.schema import spider_aliases
 from tests.sql.tiny import SPIDER_ENTRY, engines, schema, tiny_dump
 
 

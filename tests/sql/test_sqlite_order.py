@@ -13,7 +13,8 @@ import pytest
 from loft_warehouse.sql.databases import load_duckdb, load_sqlite
 from loft_warehouse.sql.gold import execute_sql
 from loft_warehouse.sql.pgdump import parse_dump
-from loft_warehouse.sql.rewrite import Schema, parse_duckdb, to_duckdb, to_sqlite
+from loft_warehouse.sql.rewrite import parse_duckdb, to_duckdb, to_sqlite
+from loft_warehouse.sql.schema import Schema
 from loft_warehouse.sql.sqlite_order import loop_order
 
 DUMP = """CREATE TABLE public.visits (

@@ -9,7 +9,7 @@ import duckdb
 
 from loft_warehouse.sql.databases import load_duckdb, load_sqlite
 from loft_warehouse.sql.pgdump import Dump, parse_dump
-from loft_warehouse.sql.rewrite import Schema
+from loft_warehouse.sql.schema import Schema
 
 DUMP = """CREATE TABLE public.people (
     id integer NOT NULL,

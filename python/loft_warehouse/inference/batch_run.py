@@ -18,7 +18,7 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from loft_warehouse.inference.batch_clients import (
     LIMITS,
@@ -28,21 +28,36 @@ from loft_warehouse.inference.batch_clients import (
     batch_client,
     body_size,
 )
-from loft_warehouse.inference.flow import call_with_retries
+from loft_warehouse.inference.flow import RetryPolicy, call_with_retries
+from loft_warehouse.inference.outcomes import Conversation, Outcome, completed, row_response
 from loft_warehouse.inference.providers.base import PermanentError, RejectedError, Request, RetryableError
-from loft_warehouse.inference.store import BATCH_PENDING, REJECTED, StoredResponse
-
-if TYPE_CHECKING:
-    from loft_warehouse.inference.runner import Conversation, Outcome, SystemRun
+from loft_warehouse.inference.store import BATCH_PENDING, REJECTED, ResponseStore, StoredResponse
+from loft_warehouse.inference.systems import Prices, System
 
 T = TypeVar("T")
 ROW_FIELDS = ("prompt_id", "task", "dataset", "corpus_id", "variant", "split", "qid", "turn")
 
 
+class SystemWork(Protocol):
+    """What batch mode reads of a system's share of a run (runner.SystemRun)."""
+
+    system: System
+    store: ResponseStore
+    prices: Prices
+    policy: RetryPolicy
+    known: dict[str, StoredResponse]
+    retry_errors: bool
+    report_as: str
+
+    def turn_request(self, row: dict[str, Any], answers: list[str]) -> Request: ...
+
+    def answer_of(self, stored: StoredResponse, row: dict[str, Any]) -> str: ...
+
+
 class BatchWork:
     """One batch-mode system's share of a build."""
 
-    def __init__(self, work: SystemRun, emit: Callable[[str], None]) -> None:
+    def __init__(self, work: SystemWork, emit: Callable[[str], None]) -> None:
         self.work = work
         self.system = work.system
         self.store = work.store
@@ -135,9 +150,7 @@ class BatchWork:
     def response(self, row: dict[str, Any], key: str, result: BatchResult, batch_id: str) -> StoredResponse:
         """A batch result as a response row: priced at the batch price; an unanswered request
         is an error (refused ones marked rejected, the rest sent again by a later build)."""
-        from loft_warehouse.inference.runner import _row_response, completed
-
-        base = replace(_row_response(row, self.system, "error", key), attempts=1, batch_id=batch_id)
+        base = replace(row_response(row, self.system, "error", key), attempts=1, batch_id=batch_id)
         if result.completion is not None:
             return completed(base, result.completion, self.work.prices, batch=True)
         finish = REJECTED if result.rejected else f"batch_{result.kind}"
@@ -176,9 +189,7 @@ class BatchWork:
 
     def pending(self, row: dict[str, Any], key: str | None) -> StoredResponse:
         """A row waiting in a batch (key: its request; None: waiting for an earlier turn)."""
-        from loft_warehouse.inference.runner import _row_response
-
-        return _row_response(row, self.system, BATCH_PENDING, key)
+        return row_response(row, self.system, BATCH_PENDING, key)
 
     def chunks(self, requests: list[Request]) -> list[list[Request]]:
         """Requests split under the provider's limits per batch (count and bytes)."""

@@ -22,6 +22,7 @@ from typing import Any
 import polars as pl
 
 from loft_warehouse.errors import BadInputError, ConfigurationError, CostLimitError
+from loft_warehouse.inference.executors import executors
 from loft_warehouse.inference.systems import Prices, System, scope
 from loft_warehouse.inference.window import ContextWindow
 from loft_warehouse.settings import PROJECT_ROOT
@@ -231,8 +232,6 @@ def estimate(
     system's `tokenizer` decides which prompts fit its window, as in the run. Rows a non-model
     step answers (bm25 top-k) cost nothing.
     """
-    from loft_warehouse.inference.runner import executors
-
     for name, value in (("method", pl.lit("cic")), ("stage", pl.lit(1, pl.Int64))):
         if name not in prompts.columns:
             prompts = prompts.with_columns(value.alias(name))

@@ -13,14 +13,25 @@ provider accepting a batch and the caller learning its id.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from loft_warehouse.inference.fixture_server import FixtureState
+
+class FixtureState(Protocol):
+    """What the batch endpoints read and change of the fixture server's state (fixture_server.FixtureState)."""
+
+    lock: threading.Lock
+    batches: dict[str, FixtureBatch]
+    files: dict[str, bytes]
+    batch_accept_delay_s: float
+    batch_create_delay_s: float
+    batch_outcome: Callable[[str], str | None] | None
+
 
 # What batch_outcome may say of a request (None: answered like a synchronous request).
 BATCH_OUTCOMES = ("errored", "invalid", "expired")
@@ -57,39 +68,6 @@ def register(state: FixtureState, api: str, requests: list[tuple[str, dict[str, 
     if state.batch_create_delay_s:
         time.sleep(state.batch_create_delay_s)
     return batch
-
-
-def finish(state: FixtureState, expire: bool = False) -> int:
-    """End every batch in progress: each request answered (or errored, invalid or expired as
-    batch_outcome says); expire=True expires every request instead. Returns how many ended."""
-    from loft_warehouse.inference import fixture_server as fixture
-
-    with state.lock:
-        open_batches = [b for b in state.batches.values() if b.state == "in_progress"]
-    for batch in open_batches:
-        for custom_id, body in batch.requests:
-            prompt = _prompt(batch.api, body)
-            outcome = "expired" if expire else (state.batch_outcome(prompt) if state.batch_outcome else None)
-            if outcome is not None:
-                batch.results[custom_id] = (outcome, None)
-            elif batch.api == "openai":
-                batch.results[custom_id] = ("succeeded", fixture.openai_reply(state, body, None))
-            elif batch.api == "anthropic":
-                batch.results[custom_id] = ("succeeded", fixture.anthropic_reply(state, body, None))
-            else:
-                batch.results[custom_id] = ("succeeded", fixture.gemini_reply(state, batch.model, body, "", None))
-        batch.state = "expired" if expire else "ended"
-    return len(open_batches)
-
-
-def _prompt(api: str, body: dict[str, Any]) -> str:
-    from loft_warehouse.inference import fixture_server as fixture
-
-    if api == "openai":
-        return fixture._openai_prompt(body)
-    if api == "anthropic":
-        return fixture._anthropic_prompt(body)
-    return fixture._gemini_text(body.get("contents"))
 
 
 def _counts(batch: FixtureBatch) -> dict[str, int]:

@@ -111,11 +111,11 @@ class FixtureState:
 
     def complete_batches(self) -> int:
         """End every batch in progress with its results (see fixture_batches)."""
-        return fixture_batches.finish(self)
+        return _finish_batches(self)
 
     def expire_batches(self) -> int:
         """End every batch in progress with every request expired."""
-        return fixture_batches.finish(self, expire=True)
+        return _finish_batches(self, expire=True)
 
     def batch_creates(self) -> list[Recorded]:
         """Batch submissions received, in arrival order (all three APIs)."""
@@ -675,3 +675,32 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _finish_batches(state: FixtureState, expire: bool = False) -> int:
+    """End every batch in progress: each request answered (or errored, invalid or expired as
+    batch_outcome says); expire=True expires every request instead. Returns how many ended."""
+    with state.lock:
+        open_batches = [b for b in state.batches.values() if b.state == "in_progress"]
+    for batch in open_batches:
+        for custom_id, body in batch.requests:
+            prompt = _batch_prompt(batch.api, body)
+            outcome = "expired" if expire else (state.batch_outcome(prompt) if state.batch_outcome else None)
+            if outcome is not None:
+                batch.results[custom_id] = (outcome, None)
+            elif batch.api == "openai":
+                batch.results[custom_id] = ("succeeded", openai_reply(state, body, None))
+            elif batch.api == "anthropic":
+                batch.results[custom_id] = ("succeeded", anthropic_reply(state, body, None))
+            else:
+                batch.results[custom_id] = ("succeeded", gemini_reply(state, batch.model, body, "", None))
+        batch.state = "expired" if expire else "ended"
+    return len(open_batches)
+
+
+def _batch_prompt(api: str, body: dict[str, Any]) -> str:
+    if api == "openai":
+        return _openai_prompt(body)
+    if api == "anthropic":
+        return _anthropic_prompt(body)
+    return _gemini_text(body.get("contents"))

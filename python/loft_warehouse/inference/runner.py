@@ -25,15 +25,15 @@ from loft_warehouse import interrupts
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost
 from loft_warehouse.inference.batch_run import BatchWork
+from loft_warehouse.inference.executors import executors
 from loft_warehouse.inference.flow import (
     Limiter,
-    Progress,
     RetryPolicy,
     call_with_retries,
-    emit_stderr,
     map_stoppable,
 )
 from loft_warehouse.inference.messages import build_messages
+from loft_warehouse.inference.outcomes import Conversation, Outcome, completed, conversations, row_response
 from loft_warehouse.inference.providers.base import (
     Completion,
     PermanentError,
@@ -45,6 +45,7 @@ from loft_warehouse.inference.providers.base import (
 from loft_warehouse.inference.store import REJECTED, ResponseStore, StoredResponse, now_utc
 from loft_warehouse.inference.systems import API_PROVIDERS, Prices, System, scope
 from loft_warehouse.inference.window import ContextWindow
+from loft_warehouse.progress import Progress, emit_stderr
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
 from loft_warehouse.scoring.parse import loft_feedback
 
@@ -81,8 +82,6 @@ OUTCOME_COLUMNS = (
 LEASE_POLL_S = 0.5
 # What is fed back after a turn, from the reply and (retrieval) the shown-ID -> pid mapping.
 Feedback = Callable[[str | None, Mapping[str, str] | None], str]
-# One answered (or skipped) prompt row: the row and the response it got.
-Outcome = tuple[dict[str, Any], StoredResponse]
 
 
 @dataclass
@@ -107,13 +106,6 @@ class RunInputs:
             return "".join(self.segments[i] for i in ids) + row["suffix"]
         except KeyError as exc:
             raise ConfigurationError(f"prompt_segments has no segment_id {exc.args[0]!r}") from exc
-
-
-@dataclass
-class Conversation:
-    """The prompt rows of one query for one system, in turn order (one row if single-turn)."""
-
-    rows: list[dict[str, Any]]
 
 
 def request_key(system: System, head: str, prefix_sha: str, prefix: str, messages: list[dict[str, str]]) -> str:
@@ -178,48 +170,6 @@ def make_provider(system: System, inputs: RunInputs) -> Provider:
 
         return LocalProvider(system)
     raise ConfigurationError(f"system {system.name}: unknown provider {system.provider!r}")
-
-
-def completed(response: StoredResponse, completion: Completion, prices: Prices, batch: bool) -> StoredResponse:
-    """A response row filled from a returned completion, priced (at the batch price for a
-    batch result)."""
-    return replace(
-        response,
-        status=completion.status,
-        raw_text=completion.raw_text,
-        finish_reason=completion.finish_reason,
-        input_tokens=completion.input_tokens,
-        cached_tokens=completion.cached_tokens,
-        output_tokens=completion.output_tokens,
-        cache_write_tokens=completion.cache_write_tokens,
-        ttft_s=completion.ttft_s,
-        cost_usd=cost.actual_cost(
-            prices,
-            completion.input_tokens,
-            completion.cached_tokens,
-            completion.output_tokens,
-            completion.cache_write_tokens,
-            batch=batch,
-        ),
-    )
-
-
-def _row_response(row: dict[str, Any], system: System, status: str, key: str | None = None) -> StoredResponse:
-    return StoredResponse(
-        request_key=key or "",
-        system=system.name,
-        prompt_id=row["prompt_id"],
-        task=row["task"],
-        dataset=row["dataset"],
-        corpus_id=row["corpus_id"],
-        variant=row["variant"],
-        split=row["split"],
-        qid=row["qid"],
-        turn=int(row["turn"]),
-        status=status,
-        attempts=0,
-        created_at=now_utc(),
-    )
 
 
 class SystemRun:
@@ -339,7 +289,7 @@ class SystemRun:
                 last_start = time.monotonic()
                 return provider.complete(request)
 
-        response = _row_response(request.row, self.system, "error", request.key)
+        response = row_response(request.row, self.system, "error", request.key)
         try:
             completion, attempts = call_with_retries(attempt, self.policy)
             response = replace(
@@ -370,7 +320,7 @@ class SystemRun:
                 self.skipped_when_sent += 1
             if self.progress is not None:
                 self.progress.tick("skipped_too_long", None)
-            return _row_response(row, self.system, "skipped_too_long")
+            return row_response(row, self.system, "skipped_too_long")
         return self.call(request)
 
     def once(self, request: Request) -> StoredResponse:
@@ -469,20 +419,6 @@ class SystemRun:
         return [r for result in results for r in result]
 
 
-def conversations(rows: pl.DataFrame) -> list[Conversation]:
-    """Group prompt rows into conversations, ordered by prefix so caches are reused in order."""
-    grouped: dict[tuple, list[dict[str, Any]]] = {}
-    for row in rows.sort("prefix_id", "qid", "turn").iter_rows(named=True):
-        grouped.setdefault((row["task"], row["dataset"], row["corpus_id"], row["variant"], row["qid"]), []).append(row)
-    return [Conversation(group) for group in grouped.values()]
-
-
-def step_system(top_k: int) -> System:
-    """The non-model step a stage runs instead of the system under test: bm25's top k (its
-    responses are stored under this name, so every system reading them shares one)."""
-    return System(name=f"bm25-top{top_k}", provider="bm25", model="bm25s", options={"top_k": top_k}, concurrency=1)
-
-
 def _with_defaults(prompts: pl.DataFrame) -> pl.DataFrame:
     """Prompt rows with every column the runner reads (one-call LOFT rows lack the newer ones)."""
     defaults = {
@@ -495,24 +431,6 @@ def _with_defaults(prompts: pl.DataFrame) -> pl.DataFrame:
     missing = [value.alias(name) for name, value in defaults.items() if name not in prompts.columns]
     prompts = prompts.with_columns(missing) if missing else prompts
     return prompts.select([*PROMPT_COLUMNS, *(c for c in OPTIONAL_COLUMNS if c in prompts.columns)])
-
-
-def executors(system: System, rows: pl.DataFrame) -> list[tuple[System, pl.DataFrame]]:
-    """Who answers a system's rows: the system itself, or the non-model step of a stage."""
-    from loft_warehouse.methods.catalogue import method
-
-    steps = {}
-    for name, stage in rows.select("method", "stage").unique().iter_rows():
-        chosen = method(name)
-        if chosen.stage(stage).executor == "bm25":
-            steps[(name, stage)] = step_system(chosen.top_k or 1)
-    if not steps:
-        return [(system, rows)]
-    is_step = pl.struct("method", "stage").is_in([{"method": m, "stage": s} for m, s in steps])
-    found = [(system, rows.filter(~is_step))] if rows.filter(~is_step).height else []
-    for (name, stage), step in steps.items():
-        found.append((step, rows.filter((pl.col("method") == name) & (pl.col("stage") == stage))))
-    return found
 
 
 def run(
@@ -628,7 +546,7 @@ def _add_later_stages(plan: cost.SystemPlan, full_run: cost.FullRun | None) -> N
 
 
 def _skipped(rows: pl.DataFrame, system: System, reported: System, status: str) -> list[Outcome]:
-    return [({**r, "system": reported.name}, _row_response(r, system, status)) for r in rows.iter_rows(named=True)]
+    return [({**r, "system": reported.name}, row_response(r, system, status)) for r in rows.iter_rows(named=True)]
 
 
 def responses_frame(outcomes: Sequence[Outcome]) -> pl.DataFrame:

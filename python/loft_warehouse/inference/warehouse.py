@@ -21,7 +21,6 @@ from loft_warehouse import frame_cache, settings
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost, runner
 from loft_warehouse.inference.fixture_server import is_fixture
-from loft_warehouse.inference.flow import emit_stderr
 from loft_warehouse.inference.store import FIXTURE_STORE, PLANTED_STORE, ResponseStore, store_path
 from loft_warehouse.inference.systems import (
     BATCH_PROVIDERS,
@@ -33,6 +32,7 @@ from loft_warehouse.inference.systems import (
     unknown_systems,
 )
 from loft_warehouse.model_tokens import rank_dir
+from loft_warehouse.progress import emit_stderr
 
 PROMPT_COLUMNS = (
     "prompt_id", "task", "dataset", "corpus_id", "variant", "method", "stage", "split", "qid", "turn", "call_index",

@@ -53,12 +53,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from loft_warehouse.errors import ConfigurationError
 
-if TYPE_CHECKING:
-    from loft_warehouse.design import Design
+
+class MethodSettings(Protocol):
+    """The build's method settings a method's name may leave open (design.Design holds them)."""
+
+    @property
+    def reprompt_every(self) -> int: ...
+
+    @property
+    def icr_pages(self) -> int: ...
+
+    @property
+    def chunk_tokens(self) -> int: ...
+
 
 RAG_SWEEP = (5, 10, 20, 40)
 # The LOFT prompt variants every method runs on (the others are cic's ablations and sweeps).
@@ -117,15 +128,15 @@ class Method:
         """A stage names pages (ICR, R&R, chunked ICR)."""
         return any(stage.ids == "pages" for stage in self.stages)
 
-    def every(self, design: Design) -> int:
+    def every(self, design: MethodSettings) -> int:
         """Tokens between reminders: the name's `_r`, else the build's reprompt_every."""
         return self.reprompt_every or design.reprompt_every
 
-    def pages(self, design: Design) -> int:
+    def pages(self, design: MethodSettings) -> int:
         """Pages ICR asks for: the name's `_k`, else the build's icr_pages."""
         return self.icr_pages or design.icr_pages
 
-    def chunk(self, design: Design) -> int:
+    def chunk(self, design: MethodSettings) -> int:
         """Chunk size in tokens: the name's `_c`, else the build's chunk_tokens."""
         return self.chunk_tokens or design.chunk_tokens
 

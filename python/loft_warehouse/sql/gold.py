@@ -45,12 +45,13 @@ import polars as pl
 from sqlglot import exp
 
 from loft_warehouse import registry, settings
-from loft_warehouse.inference.flow import Progress
+from loft_warehouse.progress import Progress
 from loft_warehouse.readers import read_json
 from loft_warehouse.sources import sparc, spider
 from loft_warehouse.sql import databases, gold_cache, rewrite
 from loft_warehouse.sql.gold_cache import GoldCache
-from loft_warehouse.sql.rewrite import RewriteError, Schema
+from loft_warehouse.sql.rewrite import RewriteError
+from loft_warehouse.sql.schema import Schema
 from loft_warehouse.sql.sqlite_order import sqlite_row_order
 
 TIMEOUT_S = 20.0

@@ -35,12 +35,10 @@ explicit CROSS JOIN (which SQLite never reorders) is planned like a comma join.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-if TYPE_CHECKING:
-    from loft_warehouse.sql.rewrite import Schema
+from loft_warehouse.sql.schema import Schema
 
 NO_STATS_ROWS = 200  # SQLite's row estimate (log scale, 10 per doubling) of a table without statistics
 _PICKS = (exp.AnyValue, exp.ArgMax, exp.ArgMin)
