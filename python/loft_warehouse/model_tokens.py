@@ -59,8 +59,8 @@ class TokenizerSpec:
         return f"{self.kind}:{self.name}" if self.name else self.kind
 
 
-# Tokenizer kinds that only a system of one provider can use.
-PROVIDER_TOKENIZERS = {"gguf": "local", "gemini": "gemini"}
+# Tokenizer kinds a provider counts in itself (which provider: inference/providers/registry.py).
+PROVIDER_TOKENIZERS = ("gguf", "gemini")
 
 
 def parse_spec(value: str, where: str = "tokenizer") -> TokenizerSpec:

@@ -19,7 +19,6 @@ from loft_warehouse.inference.providers.base import Completion, PermanentError, 
 from loft_warehouse.inference.systems import System
 
 # What one batch may hold, by provider: (requests, bytes of request bodies).
-LIMITS = {"openai": (50_000, 190_000_000), "anthropic": (100_000, 250_000_000), "gemini": (10_000, 19_000_000)}
 # How far the provider's clock and ours may disagree when an unlabelled batch is looked up.
 FIND_SLACK_S = 120.0
 T = TypeVar("T")
@@ -300,11 +299,3 @@ class GeminiBatches:
 
     def close(self) -> None:
         self.gemini.close()
-
-
-def batch_client(system: System) -> BatchClient:
-    """The batch API client of a batch-mode system."""
-    clients: dict[str, Callable[[System], BatchClient]] = {
-        "openai": OpenAIBatches, "anthropic": AnthropicBatches, "gemini": GeminiBatches,
-    }  # fmt: skip
-    return clients[system.provider](system)

@@ -21,11 +21,9 @@ from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
 from loft_warehouse.inference.batch_clients import (
-    LIMITS,
     BatchClient,
     BatchResult,
     BatchState,
-    batch_client,
     body_size,
 )
 from loft_warehouse.inference.flow import RetryPolicy, call_with_retries
@@ -62,7 +60,7 @@ class BatchWork:
         self.system = work.system
         self.store = work.store
         self.emit = emit
-        self.client: BatchClient = batch_client(work.system)
+        self.client: BatchClient = work.system.kind.batch_client(work.system)
         self.refused: set[str] = set()
 
     def call(self, action: Callable[[], T]) -> T:
@@ -193,8 +191,10 @@ class BatchWork:
 
     def chunks(self, requests: list[Request]) -> list[list[Request]]:
         """Requests split under the provider's limits per batch (count and bytes)."""
-        max_requests, max_bytes = LIMITS[self.system.provider]
-        max_requests = int(self.system.options.get("batch_max_requests") or max_requests)
+        api = self.system.kind.batch
+        assert api is not None
+        max_requests = int(self.system.options.get("batch_max_requests") or api.max_requests)
+        max_bytes = api.max_bytes
         out: list[list[Request]] = []
         size = 0
         for request in requests:

@@ -102,10 +102,10 @@ def prices_from_frame(frame: pl.DataFrame) -> dict[str, Prices]:
 def resolve_prices(system: System, seed: dict[str, Prices]) -> Prices:
     """The system's own prices, falling back field by field to the seed row of its model.
 
-    Offline providers (bm25, local, planted) cost nothing. Cached input without a known discount is
-    charged at the input price.
+    Providers that run here (bm25, local, planted) cost nothing. Cached input without a known
+    discount is charged at the input price.
     """
-    if system.provider in ("bm25", "local", "planted"):
+    if not system.kind.calls_api:
         return Prices(0.0, 0.0, 0.0, 0.0, 1.0)
     base = seed.get(system.model, Prices())
     own = system.prices

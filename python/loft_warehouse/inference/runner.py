@@ -43,7 +43,7 @@ from loft_warehouse.inference.providers.base import (
     RetryableError,
 )
 from loft_warehouse.inference.store import REJECTED, ResponseStore, StoredResponse, now_utc
-from loft_warehouse.inference.systems import API_PROVIDERS, Prices, System, scope
+from loft_warehouse.inference.systems import Prices, System, scope
 from loft_warehouse.inference.window import ContextWindow
 from loft_warehouse.progress import Progress, emit_stderr
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
@@ -139,37 +139,6 @@ def request_key(system: System, head: str, prefix_sha: str, prefix: str, message
         separators=(",", ":"),
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def make_provider(system: System, inputs: RunInputs) -> Provider:
-    """The provider client for a system (imports only what that provider needs)."""
-    if system.provider in ("openai", "openai_compatible"):
-        from loft_warehouse.inference.providers.openai_chat import OpenAIChatProvider
-
-        return OpenAIChatProvider(system)
-    if system.provider == "gemini":
-        from loft_warehouse.inference.providers.gemini import GeminiProvider
-
-        return GeminiProvider(system)
-    if system.provider == "anthropic":
-        from loft_warehouse.inference.providers.anthropic_messages import AnthropicProvider
-
-        return AnthropicProvider(system)
-    if system.provider == "bm25":
-        from loft_warehouse.inference.providers.bm25 import BM25Provider
-
-        if inputs.corpus is None or inputs.doc_ids is None or inputs.queries is None:
-            raise ConfigurationError("bm25 needs the size's corpus, prompt_doc_ids and queries")
-        return BM25Provider(system, inputs.corpus, inputs.doc_ids, inputs.queries)
-    if system.provider == "planted":
-        from loft_warehouse.inference.providers.planted import PlantedProvider
-
-        return PlantedProvider(system, inputs.prompts, inputs.doc_ids, inputs.size)
-    if system.provider == "local":
-        from loft_warehouse.inference.providers.local import LocalProvider
-
-        return LocalProvider(system)
-    raise ConfigurationError(f"system {system.name}: unknown provider {system.provider!r}")
 
 
 class SystemRun:
@@ -352,7 +321,7 @@ class SystemRun:
     def send_once_across_builds(self, request: Request) -> tuple[StoredResponse, bool]:
         """Send a paid request under the store's lease on its key; while another build holds
         that lease, wait for the response it stores. Returns (outcome, sent by this run)."""
-        if self.system.provider not in API_PROVIDERS:
+        if not self.system.kind.calls_api:
             return self.send(request), True
         while True:
             state, stored = self.store.claim(request.key, self.retry_errors)
@@ -392,13 +361,13 @@ class SystemRun:
         response is refilled while that response is being stored; offline providers keep
         exactly `concurrency` (in order, so a local model reuses its prefix KV cache)."""
         concurrency = max(1, self.system.concurrency)
-        return 2 * concurrency if self.system.provider in API_PROVIDERS else concurrency
+        return 2 * concurrency if self.system.kind.calls_api else concurrency
 
     def execute(self, conversations: list[Conversation], n_pending: int) -> list[Outcome]:
         """Run all conversations with bounded concurrency; closes the provider (deletes caches)."""
         if not n_pending:
             return [r for c in conversations for r in self.converse(c)]
-        self.provider = make_provider(self.system, self.inputs)
+        self.provider = self.system.kind.make(self.system, self.inputs)
         label = self.system.name if self.report_as == self.system.name else f"{self.system.name} for {self.report_as}"
         self.progress = Progress(f"inference {label}", n_pending, self.emit)
         interrupts.arm()

@@ -17,16 +17,11 @@ import polars as pl
 import yaml
 
 from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.inference.providers.registry import BATCH_PROVIDERS, PROVIDERS, ProviderKind
 from loft_warehouse.model_tokens import PROVIDER_TOKENIZERS, parse_spec
 from loft_warehouse.settings import PROJECT_ROOT
 
 DEFAULT_SYSTEMS_FILE = Path(__file__).with_name("systems.yaml")
-PROVIDERS = ("gemini", "openai", "openai_compatible", "anthropic", "local", "bm25", "planted")
-# The tokenizer a provider counts in when a system names none (its own, see window.py).
-DEFAULT_TOKENIZERS = {"local": "gguf", "gemini": "gemini"}
-API_PROVIDERS = ("gemini", "openai", "openai_compatible", "anthropic")
-# Providers with a batch API (mode: batch): half price, results within a day.
-BATCH_PROVIDERS = ("openai", "gemini", "anthropic")
 MODES = ("stream", "batch")
 
 
@@ -77,6 +72,11 @@ class System:
     mode: str = "stream"
 
     @property
+    def kind(self) -> ProviderKind:
+        """The system's provider, as registered (inference/providers/registry.py)."""
+        return PROVIDERS[self.provider]
+
+    @property
     def max_output_tokens(self) -> int:
         """Output cap sent with every request (and reserved out of the context window)."""
         return int(self.generation.get("max_output_tokens") or 0)
@@ -103,7 +103,7 @@ class System:
         missing = []
         if self.api_key_env and not self.api_key():
             missing.append(self.api_key_env)
-        if self.provider == "openai_compatible" and not self.endpoint():
+        if self.kind.needs_endpoint and not self.endpoint():
             missing.append(self.base_url_env or "base_url")
         return missing
 
@@ -141,14 +141,14 @@ def _merge(defaults: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
 
 def _tokenizer(merged: dict[str, Any], where: str) -> str | None:
     """The system's `tokenizer`: as set, else its provider's own (local: gguf, gemini: gemini)."""
-    provider = merged["provider"]
-    value = merged.get("tokenizer") or DEFAULT_TOKENIZERS.get(provider)
+    provider = PROVIDERS[merged["provider"]]
+    value = merged.get("tokenizer") or provider.tokenizer
     if not value:
         return None
     spec = parse_spec(value, where)
-    needs = PROVIDER_TOKENIZERS.get(spec.kind)
-    if needs is not None and needs != provider:
-        raise ConfigurationError(f"{where}: {spec} counts only for provider {needs}, not {provider}")
+    if spec.kind in PROVIDER_TOKENIZERS and spec.kind != provider.tokenizer:
+        needs = next(kind.name for kind in PROVIDERS.values() if kind.tokenizer == spec.kind)
+        raise ConfigurationError(f"{where}: {spec} counts only for provider {needs}, not {provider.name}")
     return str(spec)
 
 
@@ -159,7 +159,7 @@ def _system(entry: dict[str, Any], defaults: dict[str, Any], path: Path, index: 
     merged = _merge(defaults, entry)
     if merged.get("provider") not in PROVIDERS:
         raise ConfigurationError(
-            f"{where} ({entry['name']}): provider {merged.get('provider')!r} is not one of {PROVIDERS}"
+            f"{where} ({entry['name']}): provider {merged.get('provider')!r} is not one of {tuple(PROVIDERS)}"
         )
     prices = merged.pop("prices", None) or {}
     unknown_prices = set(prices) - {"input", "cached_input", "output", "cache_write", "batch_ratio"}
@@ -233,7 +233,7 @@ def select(systems: dict[str, System], names: list[str] | None) -> list[System]:
     if unknown:
         raise ConfigurationError(unknown_systems(unknown, list(systems)))
     chosen = [systems[n] for n in dict.fromkeys(names)]
-    planted = [s.name for s in chosen if s.provider == "planted"]
+    planted = [s.name for s in chosen if s.kind.planted]
     if planted and len(planted) < len(chosen):
         raise ConfigurationError(
             f"{', '.join(planted)} (planted effects) runs in a build of its own: select it alone, "

@@ -11,19 +11,22 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 
 from loft_warehouse import frame_cache, settings
+from loft_warehouse.design import Design
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost, runner
 from loft_warehouse.inference.fixture_server import is_fixture
+from loft_warehouse.inference.providers.registry import BATCH_PROVIDERS
 from loft_warehouse.inference.store import FIXTURE_STORE, PLANTED_STORE, ResponseStore, store_path
 from loft_warehouse.inference.systems import (
-    BATCH_PROVIDERS,
     System,
     load_systems,
     parse_selection,
@@ -102,7 +105,7 @@ def configured_systems(systems_file_setting: str | None, batch: Any = None) -> d
     if unknown:
         raise ConfigurationError(f"batch: {unknown_systems(unknown, list(systems))}")
     for name in names:
-        if systems[name].provider not in BATCH_PROVIDERS:
+        if systems[name].kind.batch is None:
             raise ConfigurationError(
                 f"batch: {name} is a {systems[name].provider} system; batch APIs exist for {list(BATCH_PROVIDERS)}"
             )
@@ -135,14 +138,14 @@ def _segment_texts(segments: Any, prompt_rows: pl.DataFrame) -> dict[str, str]:
 def cost_estimates(
     size: str,
     systems_file_setting: str | None,
-    prompts: Any,
-    prices: Any,
-    prefixes: Any = None,
+    prompts: Relation,
+    prices: Relation,
+    prefixes: Relation | None = None,
     data_dir: str | None = None,
-    segments: Any = None,
-    corpus: Any = None,
-    design: Any = None,
-    batch: Any = None,
+    segments: Relation | None = None,
+    corpus: Relation | None = None,
+    design: Design | None = None,
+    batch: str | list[str] | None = None,
 ) -> pl.DataFrame:
     """The estimate of every configured system on this size's prompts (before any call), for
     every stage of every method: stage 1 from the prompts, later stages from the methods'
@@ -189,7 +192,7 @@ def response_store(store_setting: str | None, systems: list[System], emit: Calla
     the planted-effects system (its own store too)."""
     if (store_setting or "").strip() or os.environ.get("LOFT_RESPONSE_STORE", "").strip():
         return store_path(store_setting)
-    if any(s.provider == "planted" for s in systems):
+    if any(s.kind.planted for s in systems):
         emit(f"planted effects: responses go to {PLANTED_STORE}")
         return PLANTED_STORE
     dry = [s.name for s in systems if not s.missing_credentials() and is_fixture(s.endpoint())]
@@ -199,26 +202,52 @@ def response_store(store_setting: str | None, systems: list[System], emit: Calla
     return store_path(None)
 
 
+# What dbt.ref() and dbt.source() hand a Python model.
+Relation = duckdb.DuckDBPyRelation
+
+
+@dataclass(frozen=True)
+class InferenceSettings:
+    """The settings a stage's responses read: dbt_project.yml's `loft` block, as the models get it
+    (each a --vars key or its environment fallback, so text unless a var gave a list or number)."""
+
+    systems: str | list[str] | None = None
+    systems_file: str | None = None
+    max_cost_usd: str | float | None = None
+    response_store: str | None = None
+    retry_errors: str | bool | None = None
+    batch: str | list[str] | None = None
+    data_dir: str | None = None
+    limit: str | int | None = None
+
+    @classmethod
+    def from_loft(cls, loft: Mapping[str, object] | None) -> InferenceSettings:
+        """The settings out of a model's `loft` config."""
+        values = loft or {}
+        return cls(**{f.name: values.get(f.name) for f in dataclasses.fields(cls)})  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class StageRelations:
+    """What one stage's responses read: its prompt rows, the size's corpus, shown-ID maps and
+    queries, the price seed, and for stage 1 the prefix and segment texts and the cost estimate
+    of every stage (later stages' rows carry their prefix_text)."""
+
+    prompts: Relation
+    doc_ids: Relation
+    corpus: Relation
+    queries: Relation
+    prices: Relation
+    prefixes: Relation | None = None
+    segments: Relation | None = None
+    estimates: Relation | None = None
+
+
 def responses(
     size: str,
-    *,
-    selection: Any,
-    systems_file_setting: str | None,
-    max_cost_usd: Any,
-    store_setting: str | None,
-    prompts: Any,
-    prefixes: Any,
-    doc_ids: Any,
-    corpus: Any,
-    queries: Any,
-    prices: Any,
-    estimates: Any = None,
-    segments: Any = None,
+    config: InferenceSettings,
+    relations: StageRelations,
     emit: Callable[[str], None] = emit_stderr,
-    data_dir: str | None = None,
-    limit: Any = None,
-    retry_errors: Any = None,
-    batch: Any = None,
 ) -> pl.DataFrame:
     """Send one stage's prompts for the selected systems; the `responses` rows from the store,
     each with its source ('planted' for the planted-effects test system, else 'inference').
@@ -228,44 +257,46 @@ def responses(
     pass their own prompt rows (with a `system` and their `prefix_text`). With a limit, only the
     first N dev and N test queries of each dataset are sent, and every row carries N
     (query_limit): scoring reads a run's limit from its rows, never from a later build's vars."""
-    systems = select(configured_systems(systems_file_setting, batch), parse_selection(selection))
+    systems = select(configured_systems(config.systems_file, config.batch), parse_selection(config.systems))
     names = [s.name for s in systems]
     full_runs = None
-    if estimates is not None:
-        full_runs = cost.full_runs(project(estimates).filter(pl.col("system").is_in(names)))
-    prompt_rows = project(prompts, PROMPT_COLUMNS)
-    n_queries = query_limit(limit)
+    if relations.estimates is not None:
+        full_runs = cost.full_runs(project(relations.estimates).filter(pl.col("system").is_in(names)))
+    prompt_rows = project(relations.prompts, PROMPT_COLUMNS)
+    n_queries = query_limit(config.limit)
     if n_queries is not None:
-        kept = first_queries(project(queries, ("task", "dataset", "split", "qid", "query_rank")), n_queries)
+        kept = first_queries(project(relations.queries, ("task", "dataset", "split", "qid", "query_rank")), n_queries)
         prompt_rows = prompt_rows.join(kept, on=["task", "dataset", "split", "qid"], how="semi")
         emit(f"limit {n_queries}: {prompt_rows.height} prompt row(s) of the first {n_queries} dev and test queries")
-    uses_bm25 = any(s.provider in ("bm25", "planted") for s in systems) or _has_steps(prompt_rows)
+    uses_bm25 = any(s.kind.reads_corpus for s in systems) or _has_steps(prompt_rows)
     inputs = runner.RunInputs(
         prompts=prompt_rows.drop("prefix_text", strict=False),
-        prefixes=_prefix_texts(prefixes, prompt_rows),
-        corpus=project(corpus, BM25_CORPUS_COLUMNS) if uses_bm25 else None,
-        doc_ids=project(doc_ids, ("task", "dataset", "corpus_id", "variant", "shown_id", "pid"))
+        prefixes=_prefix_texts(relations.prefixes, prompt_rows),
+        corpus=project(relations.corpus, BM25_CORPUS_COLUMNS) if uses_bm25 else None,
+        doc_ids=project(relations.doc_ids, ("task", "dataset", "corpus_id", "variant", "shown_id", "pid"))
         if uses_bm25 or _feeds_back_pids(prompt_rows)
         else None,
-        queries=project(queries, ("task", "dataset", "corpus_id", "qid", "turn", "query_text")) if uses_bm25 else None,
-        segments=_segment_texts(segments, prompt_rows),
+        queries=project(relations.queries, ("task", "dataset", "corpus_id", "qid", "turn", "query_text"))
+        if uses_bm25
+        else None,
+        segments=_segment_texts(relations.segments, prompt_rows),
         size=size,
     )
-    with ResponseStore(response_store(store_setting, systems, emit)) as store:
+    with ResponseStore(response_store(config.response_store, systems, emit)) as store:
         frame = runner.run(
             inputs,
             systems,
             store,
             size,
-            cost.prices_from_frame(project(prices)),
-            max_cost_usd=cost.parse_limit(max_cost_usd),
+            cost.prices_from_frame(project(relations.prices)),
+            max_cost_usd=cost.parse_limit(config.max_cost_usd),
             full_runs=full_runs,
             emit=emit,
-            data_dir=data_dir,
-            retry_errors=settings.flag(retry_errors, "retry_errors"),
+            data_dir=config.data_dir,
+            retry_errors=settings.flag(config.retry_errors, "retry_errors"),
         )
     created = pl.col("created_at").str.to_datetime(format="%Y-%m-%dT%H:%M:%S%.f%z")
-    planted = [s.name for s in systems if s.provider == "planted"]
+    planted = [s.name for s in systems if s.kind.planted]
     source = pl.when(pl.col("system").is_in(planted)).then(pl.lit("planted")).otherwise(pl.lit("inference"))
     return frame.with_columns(
         created.dt.convert_time_zone("UTC"),

@@ -25,6 +25,7 @@ from loft_warehouse.inference.providers.base import (
     RejectedError,
     Request,
     RetryableError,
+    RunData,
     retry_after_seconds,
 )
 from loft_warehouse.inference.systems import System
@@ -150,3 +151,8 @@ def completion_of(message: Message, ttft: float | None) -> Completion:
         cache_write_tokens=written,
         ttft_s=ttft,
     )
+
+
+def provider(system: System, run: RunData) -> AnthropicProvider:
+    """The streaming client of a system (providers/registry.py)."""
+    return AnthropicProvider(system)

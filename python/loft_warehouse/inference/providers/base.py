@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import polars as pl
 
 # The HTTP clients log every request at INFO; a build shows progress lines instead.
 for _name in ("httpx", "httpx2", "httpcore", "openai", "google_genai", "anthropic"):
@@ -71,6 +74,17 @@ class PermanentError(RuntimeError):
 class RejectedError(PermanentError):
     """The server refused this request (HTTP 4xx other than 408/429): sent again, it gets the
     same refusal, so a rerun does not send it again unless asked (`retry_errors`)."""
+
+
+class RunData(Protocol):
+    """What a run gives a provider besides its system (runner.RunInputs): the prompt rows, and the
+    size's corpus, shown-ID maps and queries where a provider answers from them."""
+
+    prompts: pl.DataFrame
+    corpus: pl.DataFrame | None
+    doc_ids: pl.DataFrame | None
+    queries: pl.DataFrame | None
+    size: str
 
 
 class Provider(Protocol):

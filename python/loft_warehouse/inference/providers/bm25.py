@@ -18,7 +18,7 @@ import polars as pl
 from bm25s.tokenization import Tokenizer
 
 from loft_warehouse.errors import ConfigurationError
-from loft_warehouse.inference.providers.base import Completion, PermanentError, Request
+from loft_warehouse.inference.providers.base import Completion, PermanentError, Request, RunData
 from loft_warehouse.inference.systems import System
 from loft_warehouse.prompts.variants import PAGE_SEPARATOR, VARIANTS
 
@@ -134,3 +134,10 @@ class BM25Provider:
 
     def close(self) -> None:
         self._indexes.clear()
+
+
+def provider(system: System, run: RunData) -> BM25Provider:
+    """bm25 over the run's corpus, shown-ID maps and queries (providers/registry.py)."""
+    if run.corpus is None or run.doc_ids is None or run.queries is None:
+        raise ConfigurationError("bm25 needs the size's corpus, prompt_doc_ids and queries")
+    return BM25Provider(system, run.corpus, run.doc_ids, run.queries)

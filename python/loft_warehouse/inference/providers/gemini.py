@@ -29,6 +29,7 @@ from loft_warehouse.inference.providers.base import (
     RejectedError,
     Request,
     RetryableError,
+    RunData,
     retry_after_seconds,
 )
 from loft_warehouse.inference.systems import System
@@ -247,3 +248,8 @@ def token_counter(system: System) -> Callable[[str], int]:
         return int(response.total_tokens or 0)
 
     return count
+
+
+def provider(system: System, run: RunData) -> GeminiProvider:
+    """The streaming client of a system (providers/registry.py)."""
+    return GeminiProvider(system)

@@ -23,7 +23,7 @@ from typing import Any
 
 from loft_warehouse import interrupts
 from loft_warehouse.errors import ConfigurationError
-from loft_warehouse.inference.providers.base import Completion, PermanentError, Request
+from loft_warehouse.inference.providers.base import Completion, PermanentError, Request, RunData
 from loft_warehouse.inference.systems import System
 from loft_warehouse.model_tokens import quiet_stderr
 
@@ -141,3 +141,8 @@ class LocalProvider:
 
     def close(self) -> None:
         self.llm.close()
+
+
+def provider(system: System, run: RunData) -> LocalProvider:
+    """The streaming client of a system (providers/registry.py)."""
+    return LocalProvider(system)

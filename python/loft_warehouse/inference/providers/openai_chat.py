@@ -24,6 +24,7 @@ from loft_warehouse.inference.providers.base import (
     RejectedError,
     Request,
     RetryableError,
+    RunData,
     retry_after_seconds,
 )
 from loft_warehouse.inference.systems import System
@@ -40,7 +41,7 @@ class OpenAIChatProvider:
 
     def __init__(self, system: System) -> None:
         key = system.api_key()
-        if system.provider == "openai_compatible" and not system.endpoint():
+        if system.kind.needs_endpoint and not system.endpoint():
             raise ConfigurationError(f"system {system.name}: openai_compatible needs base_url or base_url_env")
         self.system = system
         self.client = openai.OpenAI(
@@ -160,3 +161,8 @@ def _result(text: str | None, finish: str | None, usage: CompletionUsage | None,
         output_tokens=usage.completion_tokens if usage else None,
         ttft_s=ttft,
     )
+
+
+def provider(system: System, run: RunData) -> OpenAIChatProvider:
+    """The streaming client of a system (providers/registry.py)."""
+    return OpenAIChatProvider(system)

@@ -47,7 +47,7 @@ from typing import Any
 import polars as pl
 
 from loft_warehouse.errors import ConfigurationError
-from loft_warehouse.inference.providers.base import Completion, PermanentError, Request
+from loft_warehouse.inference.providers.base import Completion, PermanentError, Request, RunData
 from loft_warehouse.inference.systems import System
 from loft_warehouse.methods.catalogue import method
 from loft_warehouse.scoring.normalize import normalize_answer
@@ -200,3 +200,8 @@ def _candidate(answer: str, cited: list[str], judgment: str) -> dict[str, Any]:
         "reasoning": "planted",
         "final_judgment": judgment,
     }
+
+
+def provider(system: System, run: RunData) -> PlantedProvider:
+    """The planted-effects system over the run's prompts (providers/registry.py)."""
+    return PlantedProvider(system, run.prompts, run.doc_ids, run.size)
