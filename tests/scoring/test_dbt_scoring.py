@@ -8,12 +8,14 @@ import json
 import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from loft_warehouse.cli import main
 from loft_warehouse.readers import read_jsonl
 from tests.conftest import query, run_dbt
 from tests.scoring.sqlkit import typed_columns
+from tests.test_docs import as_cells, tour
 
 pytestmark = pytest.mark.slow
 RETRIEVAL = ("arguana", "hotpotqa", "msmarco", "nq")
@@ -158,3 +160,13 @@ def test_the_typed_yml_columns_are_the_built_tables(warehouse: Path) -> None:
         != built.get(table)
     }
     assert mismatched == {}
+
+
+def test_the_readme_tour_prints_what_the_readme_shows(warehouse: Path) -> None:
+    """The tour's query, on this module's build (loft_128k with bm25, as `make build` makes it
+    without keys), gives the table the README prints under it."""
+    sql, header, rows = tour()
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        result = con.sql(sql)
+        assert result.columns == header
+        assert [as_cells(row) for row in result.fetchall()] == rows
