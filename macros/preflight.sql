@@ -1,4 +1,4 @@
-{#- Checks every setting before the first model (python/loft_warehouse/preflight.py): the `loft`
+{#- Checks every setting before the first model (python/loft_warehouse/dbt_boundary/preflight.py): the `loft`
     settings dbt_project.yml gives every model, as the models read them. A bad one stops the run
     here, in one line. -#}
 {% macro loft_preflight() %}

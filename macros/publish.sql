@@ -1,5 +1,5 @@
 {#- After a run with no failure, copy the working file over the warehouse file in one step
-    (python/loft_warehouse/publish.py); after a failure the warehouse file keeps the last good
+    (python/loft_warehouse/dbt_boundary/publish.py); after a failure the warehouse file keeps the last good
     build, and the working file stays marked unpublished (loft_begin_build, at run start) so the
     next run starts from the published build. Nothing to do when dbt builds in place
     (LOFT_BUILD_IN_PLACE=1). -#}

@@ -3,7 +3,7 @@
 
   Relations are arguments so the SQL can be rendered and tested outside dbt; in a model the
   defaults point at the same-size siblings. The loft_parse_* functions come from the dbt-duckdb
-  plugin loft_warehouse.scoring.dbt_plugin.
+  plugin loft_warehouse.dbt_boundary.plugin.
 #}
 
 

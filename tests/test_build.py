@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from loft_warehouse import build
 from loft_warehouse.cli import main
+from loft_warehouse.dbt_boundary import build
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.settings import PROJECT_ROOT
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from loft_warehouse.dbt_boundary.preflight import check, preflight, selected_sizes
 from loft_warehouse.errors import ConfigurationError
-from loft_warehouse.preflight import check, preflight, selected_sizes
 from tests.conftest import query, run_dbt
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import duckdb
 
-from loft_warehouse.publish import begin_build, publish, restore_unpublished, unpublished_marker
+from loft_warehouse.dbt_boundary.publish import begin_build, publish, restore_unpublished, unpublished_marker
 
 
 def _database(path: Path, value: str) -> Path:

@@ -98,8 +98,8 @@ def test_a_memory_limit_that_is_no_size_is_refused_by_name(monkeypatch: pytest.M
 def test_dbt_connections_and_file_imports_take_the_memory_limit(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    from loft_warehouse.dbt_boundary.plugin import Plugin
     from loft_warehouse.scoring import bulk_files
-    from loft_warehouse.scoring.dbt_plugin import Plugin
 
     monkeypatch.setenv("LOFT_DUCKDB_MEMORY_LIMIT", "200MB")
     expected = duckdb.connect()

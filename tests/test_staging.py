@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from loft_warehouse import registry, settings, staging
+from loft_warehouse import frame_cache, registry, settings, staging
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.registry import DatasetSpec
 from loft_warehouse.sources.base import Document
@@ -235,9 +235,11 @@ def test_staged_frames_are_reused_across_processes_until_an_input_changes(
 ):
     cache = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("LOFT_CACHE_DIR", str(cache))
-    monkeypatch.setattr(staging, "_STAGED", {})
+    monkeypatch.setattr(staging, "_STAGED", frame_cache.SharedInProcess())
     first = staging.staged(str(root), "128k", str(tokenizer), SEED)
-    monkeypatch.setattr(staging, "_STAGED", {})  # a new process: the memo is empty, the files are not
+    monkeypatch.setattr(
+        staging, "_STAGED", frame_cache.SharedInProcess()
+    )  # a new process: the memo is empty, the files are not
     monkeypatch.setattr(staging, "stage_size", lambda *args: pytest.fail("staged again with unchanged inputs"))
     reused = staging.staged(str(root), "128k", str(tokenizer), SEED)
     assert "reused the frames of unchanged inputs" in capsys.readouterr().out
@@ -247,7 +249,7 @@ def test_staged_frames_are_reused_across_processes_until_an_input_changes(
     monkeypatch.undo()
     monkeypatch.setenv("LOFT_CACHE_DIR", str(cache))
     monkeypatch.setattr(registry, "specs", lambda: (TINY_BBH,))
-    monkeypatch.setattr(staging, "_STAGED", {})
+    monkeypatch.setattr(staging, "_STAGED", frame_cache.SharedInProcess())
     corpus = root / "loft" / "retrieval" / "tiny" / "128k" / "corpus.jsonl"
     corpus.write_text(corpus.read_text(encoding="utf-8").replace("Dogs bark.", "Dogs howl."), encoding="utf-8")
     changed = staging.staged(str(root), "128k", str(tokenizer), SEED)

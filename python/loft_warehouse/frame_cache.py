@@ -19,11 +19,12 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import polars as pl
@@ -35,6 +36,36 @@ PACKAGE = Path(__file__).parent
 DEFAULT_MAX_GB = 2.0
 STALE_PARTIAL_S = 3600
 LIBRARIES = ("polars", "duckdb", "sentencepiece", "tiktoken", "great_expectations", "pandas", "sqlglot")
+
+
+T = TypeVar("T")
+
+
+class SharedInProcess(Generic[T]):
+    """One computation that several dbt models of a build read (staging's frames feed
+    stg_datasets, stg_documents and stg_queries; the rendered prompts feed five prompt tables),
+    made once and handed to each model that asks.
+
+    Key: what decides the result, given by the caller (the settings and inputs it is kept under
+    on disk too). Lifetime: this process, which is one dbt run; at most `keep` results are held
+    (None: every one), the oldest dropped first. Models may ask from several threads at once:
+    the first computes, the others wait for it.
+    """
+
+    def __init__(self, keep: int | None = None) -> None:
+        self.keep = keep
+        self._results: dict[Hashable, T] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The result under `key`, computed now if this process has not made it yet."""
+        with self._lock:
+            if key not in self._results:
+                if self.keep is not None:
+                    while len(self._results) >= self.keep:
+                        del self._results[next(iter(self._results))]
+                self._results[key] = compute()
+            return self._results[key]
 
 
 def cache_dir() -> Path:

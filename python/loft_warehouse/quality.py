@@ -12,7 +12,6 @@ import argparse
 import json
 import logging
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -136,16 +135,6 @@ def enforce(results: list[SuiteResult]) -> None:
     if failed:
         lines = [f"{r.schema}: suite {r.suite}: {f}" for r in failed for f in r.failures]
         raise DataQualityError("data-quality expectations failed:\n" + "\n".join(lines))
-
-
-def run_for_model(dbt, session, group: str) -> pd.DataFrame:
-    """Body of a dbt quality model: run the group's suites on this size, fail on any failure
-    (one line per suite either way)."""
-    results = run_suites(session, dbt.this.schema, group)
-    for r in results:
-        print(f"quality {r.summary()}", file=sys.stderr)
-    enforce(results)
-    return results_frame(results)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -11,11 +11,9 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -314,8 +312,7 @@ def stage_size(root: Path, size_label: str, tokenizer_model: Path, seed: int, on
     )
 
 
-_STAGED: dict[tuple, Staged] = {}
-_STAGED_LOCK = threading.Lock()
+_STAGED: frame_cache.SharedInProcess[Staged] = frame_cache.SharedInProcess()
 
 
 def staged(
@@ -325,7 +322,8 @@ def staged(
     seed: int | str,
     only: str | list[str] | tuple[str, ...] | None = None,
 ) -> Staged:
-    """stage_size with settings resolved, memoised per process (several dbt models share it).
+    """stage_size with settings resolved, made once per process (the three staging models share
+    it) and kept across builds (frame_cache).
 
     `only` lists "task/dataset" names (a comma-separated string or a list); empty means all.
     """
@@ -333,19 +331,20 @@ def staged(
     model = settings.tokenizer_model(tokenizer_model, root)
     wanted = registry.parse_selection(only)
     key = (str(root), size_label, str(model), int(seed), wanted)
-    with _STAGED_LOCK:
-        if key not in _STAGED:
-            fingerprint = _inputs_fingerprint(root, model, key)
 
-            def land() -> dict[str, pl.DataFrame]:
-                landed = stage_size(root, size_label, model, int(seed), wanted)
-                return {name: getattr(landed, name) for name in LANDED_FRAMES}
+    def land_or_reuse() -> Staged:
+        fingerprint = _inputs_fingerprint(root, model, key)
 
-            frames, reused = frame_cache.kept("staging", fingerprint, LANDED_FRAMES, land)
-            if reused:
-                print(f"staging {size_label}: reused the frames of unchanged inputs ({fingerprint[:12]})")
-            _STAGED[key] = Staged(**frames)
-        return _STAGED[key]
+        def land() -> dict[str, pl.DataFrame]:
+            landed = stage_size(root, size_label, model, int(seed), wanted)
+            return {name: getattr(landed, name) for name in LANDED_FRAMES}
+
+        frames, reused = frame_cache.kept("staging", fingerprint, LANDED_FRAMES, land)
+        if reused:
+            print(f"staging {size_label}: reused the frames of unchanged inputs ({fingerprint[:12]})")
+        return Staged(**frames)
+
+    return _STAGED.get(key, land_or_reuse)
 
 
 def _inputs_fingerprint(root: Path, model: Path, key: tuple) -> str:
@@ -356,15 +355,3 @@ def _inputs_fingerprint(root: Path, model: Path, key: tuple) -> str:
         "staging",
         [[str(k) for k in key], os.environ.get("LOFT_MAX_LINE_BYTES", ""), *map(frame_cache.file_stamp, files)],
     )
-
-
-def frame_for_model(config: dict[str, Any], size: str, frame: str) -> pl.DataFrame:
-    """One landed frame for a dbt Python model of `size`, from its `loft` config (dbt_project.yml)."""
-    landed = staged(
-        config.get("data_dir"),
-        size,
-        config.get("tokenizer_model"),
-        config["seed"],
-        config.get("datasets"),
-    )
-    return getattr(landed, frame)

@@ -144,16 +144,18 @@ def test_line_counting_agrees_with_whole_text_counting(tokens, corpus, queries, 
 def test_built_tables_are_kept_across_processes_until_an_input_changes(
     tokens, corpus, queries, datasets, tmp_path, monkeypatch
 ):
-    from loft_warehouse import settings
+    from loft_warehouse import frame_cache, settings
     from loft_warehouse.prompts import store
     from tests.spies import spy
 
     monkeypatch.setenv("LOFT_CACHE_DIR", str(tmp_path))
     model = str(settings.tokenizer_model())
     design = Design(variants=tuple(resolve(["default", "no_cot"])))
-    monkeypatch.setattr(store, "_BUILT", {})
+    monkeypatch.setattr(store, "_BUILT", frame_cache.SharedInProcess(keep=1))
     first = store.built(corpus, queries, datasets, design, model, None, 1)
-    monkeypatch.setattr(store, "_BUILT", {})  # a new process: the memo is empty, the files are not
+    monkeypatch.setattr(
+        store, "_BUILT", frame_cache.SharedInProcess(keep=1)
+    )  # a new process: the memo is empty, the files are not
     rendered = store.build
     monkeypatch.setattr(store, "build", lambda *args: pytest.fail("rendered again with unchanged inputs"))
     kept = store.built(corpus.reverse(), queries, datasets, design, model, None, "1")

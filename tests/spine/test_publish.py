@@ -1,7 +1,7 @@
 """Issue 12 item 4 / issue 11 item 3: builds publish atomically; analysts are never locked out.
 
 dbt builds `<warehouse>.build`; only a run with no failure is copied over the warehouse file in
-one rename (python/loft_warehouse/publish.py). These tests run dbt as a user does (publishing)."""
+one rename (python/loft_warehouse/dbt_boundary/publish.py). These tests run dbt as a user does (publishing)."""
 
 from __future__ import annotations
 

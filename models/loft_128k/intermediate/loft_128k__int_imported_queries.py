@@ -1,8 +1,8 @@
 """Answer files landed with `loft import-predictions --queries` for this size."""
 
-from loft_warehouse.scoring.importer import queries_for_model
+from loft_warehouse.dbt_boundary import models
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    return queries_for_model(session, dbt.config.get("loft_size"))
+    return models.imported_queries(session, dbt.config.get("loft_size"))

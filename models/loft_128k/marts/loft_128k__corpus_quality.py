@@ -1,4 +1,4 @@
-from loft_warehouse.quality import run_for_model
+from loft_warehouse.dbt_boundary import models
 
 
 def model(dbt, session):
@@ -7,4 +7,4 @@ def model(dbt, session):
     dbt.ref("loft_128k__queries")
     dbt.ref("loft_128k__corpus_stats")
     dbt.ref("loft_128k__stg_documents")
-    return run_for_model(dbt, session, "corpus")
+    return models.quality_results(session, dbt.this.schema, "corpus")

@@ -1,9 +1,9 @@
-from loft_warehouse.prompts.store import table_for_model
+from loft_warehouse.dbt_boundary import models
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    return table_for_model(
+    return models.prompt_table(
         dbt.config.get("loft"),
         "variants",
         corpus=dbt.ref("loft_128k__corpus"),

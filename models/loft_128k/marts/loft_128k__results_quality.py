@@ -1,4 +1,4 @@
-from loft_warehouse.quality import run_for_model
+from loft_warehouse.dbt_boundary import models
 
 
 def model(dbt, session):
@@ -8,4 +8,4 @@ def model(dbt, session):
     dbt.ref("loft_128k__predictions")
     dbt.ref("loft_128k__scores")
     dbt.ref("loft_128k__metrics")
-    return run_for_model(dbt, session, "results")
+    return models.quality_results(session, dbt.this.schema, "results")

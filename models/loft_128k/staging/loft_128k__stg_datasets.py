@@ -1,6 +1,6 @@
-from loft_warehouse.staging import frame_for_model
+from loft_warehouse.dbt_boundary import models
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    return frame_for_model(dbt.config.get("loft"), dbt.config.get("loft_size"), "datasets")
+    return models.staged_frame(dbt.config.get("loft"), dbt.config.get("loft_size"), "datasets")

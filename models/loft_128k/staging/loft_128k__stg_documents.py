@@ -1,4 +1,4 @@
-from loft_warehouse.staging import frame_for_model
+from loft_warehouse.dbt_boundary import models
 
 
 def model(dbt, session):
@@ -6,4 +6,4 @@ def model(dbt, session):
     # Built from the same landing as stg_datasets: when that fails, dbt skips this model
     # instead of failing it again with the same message.
     dbt.ref("loft_128k__stg_datasets")
-    return frame_for_model(dbt.config.get("loft"), dbt.config.get("loft_size"), "documents")
+    return models.staged_frame(dbt.config.get("loft"), dbt.config.get("loft_size"), "documents")

@@ -144,25 +144,3 @@ def _row(
         "prefix_text": call.prefix,
         "context_pids": [d.pid for d in call.context],
     }
-
-
-def table_for_model(
-    loft: dict[str, Any], answers: Any, corpus: Any, queries: Any, datasets: Any, doc_ids: Any, stage: int = 2
-) -> pl.DataFrame:
-    """Body of the int_stage{stage}_prompts dbt model of a size, from its `loft` settings."""
-    from loft_warehouse import settings
-    from loft_warehouse.tokens import counter
-
-    config = loft or {}
-    root = None if config.get("tokenizer_model") else settings.data_dir(config.get("data_dir"))
-    model = settings.tokenizer_model(config.get("tokenizer_model"), root)
-    return build(
-        answers.pl(),
-        corpus.pl(),
-        queries.pl(),
-        datasets.pl(),
-        doc_ids.pl(),
-        Design.from_config(config, config.get("prompt_variants")),
-        counter(model),
-        stage,
-    )

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -477,8 +476,8 @@ def _rows(
 
 
 PROMPT_FRAMES = ("prefixes", "prompts", "doc_ids", "segments", "variants")
-_BUILT: dict[str, PromptTables] = {}
-_BUILT_LOCK = threading.Lock()
+# The prompt tables of one size at a time: the five prompt models of a size read the same ones.
+_BUILT: frame_cache.SharedInProcess[PromptTables] = frame_cache.SharedInProcess(keep=1)
 
 
 def built(
@@ -490,36 +489,17 @@ def built(
     data_dir: str | None,
     seed: int | str,
 ) -> PromptTables:
-    """build() with settings resolved, memoised on the inputs' content so that the prompt
-    models of a size render once per process, and kept across builds (frame_cache)."""
+    """build() with settings resolved, made once per process on the inputs' content so that the
+    prompt models of a size render once, and kept across builds (frame_cache)."""
     root = None if tokenizer_model else settings.data_dir(data_dir)
     model = settings.tokenizer_model(tokenizer_model, root)
     key = frame_cache.key_of("prompts", [frame_cache.file_stamp(model), int(seed), design, corpus, queries, datasets])
-    with _BUILT_LOCK:
-        if key not in _BUILT:
-            _BUILT.clear()
 
-            def render() -> dict[str, pl.DataFrame]:
-                tables = build(corpus, queries, datasets, design, counter(model), int(seed))
-                return {name: getattr(tables, name) for name in PROMPT_FRAMES}
+    def render_or_reuse() -> PromptTables:
+        def render() -> dict[str, pl.DataFrame]:
+            tables = build(corpus, queries, datasets, design, counter(model), int(seed))
+            return {name: getattr(tables, name) for name in PROMPT_FRAMES}
 
-            _BUILT[key] = PromptTables(**frame_cache.kept("prompts", key, PROMPT_FRAMES, render)[0])
-        return _BUILT[key]
+        return PromptTables(**frame_cache.kept("prompts", key, PROMPT_FRAMES, render)[0])
 
-
-def table_for_model(loft: dict[str, Any], table: str, corpus: Any, queries: Any, datasets: Any) -> pl.DataFrame:
-    """One prompt table for a dbt Python model, from its `loft` settings; inputs are the dbt.ref
-    relations of its size."""
-    from loft_warehouse.design import Design
-
-    config = loft or {}
-    tables = built(
-        corpus.pl(),
-        queries.pl(),
-        datasets.pl(),
-        Design.from_config(config, config.get("prompt_variants")),
-        config.get("tokenizer_model"),
-        config.get("data_dir"),
-        config.get("seed") or 0,
-    )
-    return getattr(tables, table)
+    return _BUILT.get(key, render_or_reuse)

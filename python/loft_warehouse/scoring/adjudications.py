@@ -157,8 +157,3 @@ def collect(seed: pl.DataFrame, folder: Path) -> pl.DataFrame:
     frame = pl.concat([from_seed(seed), *(read_file(path) for path in files)])
     _check_agreement(frame)
     return frame
-
-
-def table_for_model(loft: dict[str, Any], seed: Any) -> pl.DataFrame:
-    """Body of the stg_gold_adjudications dbt model of a size, from its `loft` settings."""
-    return collect(seed.pl(), adjudications_dir((loft or {}).get("adjudications_dir")))

@@ -2,7 +2,7 @@
 
 The scoring models call these by name (`loft_parse_loft(raw_text)`, `loft_normalize(x)`, ...),
 so every connection that builds or reads the scoring models needs `register(con)`: dbt gets it
-from the profile plugin (`loft_warehouse.scoring.dbt_plugin`), tests and scripts call it.
+from the profile plugin (`loft_warehouse.dbt_boundary.plugin`), tests and scripts call it.
 Everything else about the metrics stays in SQL. Python's str.strip() is here too, as SQL macros
 (`loft_python_strip`), the one definition the scoring models and the answer-file reader share.
 """

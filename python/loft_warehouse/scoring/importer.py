@@ -335,18 +335,6 @@ def imported_frame(directory: Path, size: str, queries: pl.DataFrame) -> pl.Data
         return imported_relation(con, directory, size, con.table("queries_frame")).pl()
 
 
-def relation_for_model(
-    session: duckdb.DuckDBPyConnection, size: str, queries: duckdb.DuckDBPyRelation
-) -> duckdb.DuckDBPyRelation:
-    """Body of the int_imported_predictions dbt model of a size."""
-    return imported_relation(session, imports_dir(), size, queries)
-
-
-def queries_for_model(session: duckdb.DuckDBPyConnection, size: str) -> duckdb.DuckDBPyRelation:
-    """Body of the int_imported_queries dbt model of a size."""
-    return imported_queries_relation(session, imports_dir(), size)
-
-
 def finish_landing(target: Path, source: str, size: str, build: bool) -> int:
     """Report a landed file, then build the size's scoring models (--build) or say how to."""
     print(f"landed {source} as {target}")

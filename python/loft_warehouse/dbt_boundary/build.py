@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 from jinja2.nativetypes import NativeEnvironment
 
-from loft_warehouse import preflight
+from loft_warehouse.dbt_boundary import preflight
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.cli import warehouse_path
 from loft_warehouse.settings import PROJECT_ROOT, SIZES

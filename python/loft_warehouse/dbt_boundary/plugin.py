@@ -1,7 +1,7 @@
 """dbt-duckdb plugin: registers the scoring functions on every connection dbt opens, and sets
 its memory limit (settings.duckdb_memory_limit).
 
-Named in profiles.yml (`plugins: [{module: loft_warehouse.scoring.dbt_plugin}]`), so the SQL
+Named in profiles.yml (`plugins: [{module: loft_warehouse.dbt_boundary.plugin}]`), so the SQL
 scoring models can call `loft_parse_loft(...)` and friends like built-in functions, and the
 `on-run-start` hook can check the settings (`loft_preflight`, preflight.py) and the `on-run-end`
 hook publish a successful build (`loft_publish`, publish.py). Before dbt first opens the working
@@ -26,9 +26,9 @@ from dbt_common.exceptions import DbtRuntimeError
 from duckdb import DuckDBPyConnection
 
 from loft_warehouse import interrupts, settings
+from loft_warehouse.dbt_boundary.preflight import preflight
+from loft_warehouse.dbt_boundary.publish import begin_build, publish, restore_unpublished
 from loft_warehouse.errors import BadInputError, ConfigurationError, CostLimitError, DataQualityError
-from loft_warehouse.preflight import preflight
-from loft_warehouse.publish import begin_build, publish, restore_unpublished
 from loft_warehouse.scoring.duckdb_functions import register, register_sql_macros
 
 # What the on-run-start and on-run-end hooks call: two text arguments, one line of text back.

@@ -1,0 +1,94 @@
+"""The bodies of the Python models (models/loft_128k/*/*.py and their size copies): each takes
+the model's `loft` settings and size and the relations dbt hands it, and returns its table."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import duckdb
+import pandas as pd
+import polars as pl
+
+from loft_warehouse import quality, settings, staging
+from loft_warehouse.design import Design
+from loft_warehouse.methods import stage2
+from loft_warehouse.prompts import store
+from loft_warehouse.scoring import adjudications, importer
+from loft_warehouse.tokens import counter
+
+Loft = dict[str, Any]
+
+
+def staged_frame(loft: Loft, size: str, frame: str) -> pl.DataFrame:
+    """One of a size's landed frames (stg_datasets, stg_documents, stg_queries)."""
+    landed = staging.staged(
+        loft.get("data_dir"),
+        size,
+        loft.get("tokenizer_model"),
+        loft["seed"],
+        loft.get("datasets"),
+    )
+    return getattr(landed, frame)
+
+
+def prompt_table(loft: Loft | None, table: str, corpus: Any, queries: Any, datasets: Any) -> pl.DataFrame:
+    """One of a size's prompt tables (int_prompt_rows, prompt_prefixes, prompt_doc_ids,
+    prompt_segments, prompt_variants), rendered once for all of them."""
+    config = loft or {}
+    tables = store.built(
+        corpus.pl(),
+        queries.pl(),
+        datasets.pl(),
+        Design.from_config(config, config.get("prompt_variants")),
+        config.get("tokenizer_model"),
+        config.get("data_dir"),
+        config.get("seed") or 0,
+    )
+    return getattr(tables, table)
+
+
+def stage_prompts(
+    loft: Loft | None, answers: Any, corpus: Any, queries: Any, datasets: Any, doc_ids: Any, stage: int = 2
+) -> pl.DataFrame:
+    """int_stage{stage}_prompts: the prompts built from each system's answers to the stage before."""
+    config = loft or {}
+    root = None if config.get("tokenizer_model") else settings.data_dir(config.get("data_dir"))
+    model = settings.tokenizer_model(config.get("tokenizer_model"), root)
+    return stage2.build(
+        answers.pl(),
+        corpus.pl(),
+        queries.pl(),
+        datasets.pl(),
+        doc_ids.pl(),
+        Design.from_config(config, config.get("prompt_variants")),
+        counter(model),
+        stage,
+    )
+
+
+def gold_adjudications(loft: Loft | None, seed: Any) -> pl.DataFrame:
+    """stg_gold_adjudications: the seed's revised gold and the adjudications folder's files."""
+    return adjudications.collect(seed.pl(), adjudications.adjudications_dir((loft or {}).get("adjudications_dir")))
+
+
+def imported_predictions(
+    session: duckdb.DuckDBPyConnection, size: str, queries: duckdb.DuckDBPyRelation
+) -> duckdb.DuckDBPyRelation:
+    """int_imported_predictions: the prediction files landed for this size, checked against its queries."""
+    return importer.imported_relation(session, importer.imports_dir(), size, queries)
+
+
+def imported_queries(session: duckdb.DuckDBPyConnection, size: str) -> duckdb.DuckDBPyRelation:
+    """int_imported_queries: the answer files landed with `loft import-predictions --queries`."""
+    return importer.imported_queries_relation(session, importer.imports_dir(), size)
+
+
+def quality_results(session: duckdb.DuckDBPyConnection, schema: str, group: str) -> pd.DataFrame:
+    """corpus_quality, results_quality: the group's suites on this size's schema, failing the
+    build on any failure (one line per suite either way)."""
+    results = quality.run_suites(session, schema, group)
+    for result in results:
+        print(f"quality {result.summary()}", file=sys.stderr)
+    quality.enforce(results)
+    return quality.results_frame(results)
