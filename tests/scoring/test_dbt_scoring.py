@@ -14,7 +14,7 @@ import pytest
 from loft_warehouse.cli import main
 from loft_warehouse.readers import read_jsonl
 from tests.conftest import query, run_dbt
-from tests.scoring.sqlkit import typed_columns
+from tests.scoring.sqlkit import TEST_TABLES, typed_columns
 from tests.test_docs import as_cells, tour
 
 pytestmark = pytest.mark.slow
@@ -144,7 +144,8 @@ def test_a_quick_try_rescored_by_a_later_import_stays_marked(warehouse: Path, tm
 
 def test_the_typed_yml_columns_are_the_built_tables(warehouse: Path) -> None:
     """The yml's column types (which the test tables of tests/scoring/sqlkit.py are made from) are
-    the built tables' columns, every one, including the Python models' that no contract checks."""
+    the built tables' columns, every one, including the Python models' that no contract checks:
+    each model this build made, and every one the test tables copy."""
     typed = typed_columns()
     built: dict[str, dict[str, str]] = {}
     for table, column, kind in query(
@@ -153,11 +154,13 @@ def test_the_typed_yml_columns_are_the_built_tables(warehouse: Path) -> None:
         "where schema_name in ('loft_128k', 'loft_128k_internal') or table_name in ('paper_table2')",
     ):
         built.setdefault(table, {})[column] = kind
+    assert {source for source, _ in TEST_TABLES.values()} <= set(built)
     mismatched = {
-        table: (columns, built.get(table))
+        table: (columns, built[table])
         for table, columns in typed.items()
-        if {name: kind.lower().replace("timestamptz", "timestamp with time zone") for name, kind in columns.items()}
-        != built.get(table)
+        if table in built
+        and {name: kind.lower().replace("timestamptz", "timestamp with time zone") for name, kind in columns.items()}
+        != built[table]
     }
     assert mismatched == {}
 
