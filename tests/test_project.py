@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
+import yaml
 from dbt.parser.models import PythonParseVisitor
 
 from loft_warehouse.settings import PROJECT_ROOT
@@ -72,3 +74,23 @@ def test_cli_reports_bad_settings_in_one_line(capsys, monkeypatch, tmp_path: Pat
     )
     err = capsys.readouterr().err.strip()
     assert err.startswith("loft import-sql-predictions: ") and "missing.duckdb" in err and "\n" not in err
+
+
+def _view_models() -> list[Path]:
+    """The SQL models of the template size materialised as views (in their yml or their file)."""
+    views = set()
+    for path in (PROJECT_ROOT / "models" / "loft_128k").rglob("*.yml"):
+        for entry in yaml.safe_load(path.read_text(encoding="utf-8")).get("models", []):
+            if (entry.get("config") or {}).get("materialized") == "view":
+                views.add(entry["name"])
+    files = sorted((PROJECT_ROOT / "models" / "loft_128k").rglob("*.sql"))
+    return [f for f in files if f.stem in views or "materialized='view'" in f.read_text(encoding="utf-8")]
+
+
+def test_views_name_no_catalog() -> None:
+    """A view reads its inputs through view_ref (no catalog), so a renamed or copied warehouse
+    file still serves it; ref() would bind it to the file name it was built under."""
+    views = _view_models()
+    assert len(views) >= 5
+    bound = [f.name for f in views if re.search(r"(?<!view_)ref\(", f.read_text(encoding="utf-8"))]
+    assert bound == []

@@ -9,8 +9,8 @@ with
 
 final as (
     select metrics.*, arms.* exclude (size, task, dataset, variant, method)
-    from {{ ref('loft_1m__metrics') }} as metrics
-    left join {{ ref('loft_1m__arms') }} as arms using (task, dataset, variant, method)
+    from {{ view_ref('loft_1m__metrics') }} as metrics
+    left join {{ view_ref('loft_1m__arms') }} as arms using (task, dataset, variant, method)
 )
 
 select * from final
