@@ -19,7 +19,6 @@ from loft_warehouse.inference.flow import (
     wait_retry_after,
 )
 from loft_warehouse.inference.providers.base import PermanentError, RetryableError
-from loft_warehouse.progress import Progress
 
 
 class FakeClock:
@@ -104,40 +103,6 @@ def test_wait_honours_retry_after_else_backs_off_exponentially():
     assert wait(_state(RetryableError("500"), 10)) == 60.0
 
 
-def test_progress_prints_done_rate_eta_and_cost():
-    clock = FakeClock()
-    lines: list[str] = []
-    progress = Progress("inference x", 4, lines.append, interval_s=10, clock=clock, heartbeat=False)
-    clock.now = 5
-    progress.tick("ok", 0.25)
-    clock.now = 10
-    progress.tick("error", None)
-    progress.finish()
-    assert lines == [
-        "inference x: 2/4 done, 0.20 req/s, ETA 0:00:10, 1 error(s), cost so far $0.2500",
-        "inference x: 2/4 done, 0.20 req/s, ETA 0:00:10, 1 error(s), cost so far $0.2500",
-    ]
-
-
-def test_progress_before_the_first_answer_and_at_the_end():
-    clock = FakeClock()
-    progress = Progress("SQL gold", 2, lambda line: None, clock=clock, unit="query", costs=False, heartbeat=False)
-    clock.now = 3
-    assert progress.line() == "SQL gold: 0/2 done, 0.00 query/s, ETA unknown"
-    progress.tick()
-    progress.tick()
-    assert progress.line() == "SQL gold: 2/2 done, 0.67 query/s, done"
-
-
-def test_progress_draws_a_bar_on_a_terminal(monkeypatch, capsys):
-    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
-    progress = Progress("inference x", 3)
-    assert progress._bar is not None
-    progress.tick("ok", 0.5)
-    progress.finish()
-    assert "inference x: 1/3 done" in capsys.readouterr().err
-
-
 def test_every_attempt_passes_both_buckets_with_its_prompt_tokens(tmp_path, api_env, store, monkeypatch):
     from loft_warehouse.inference import flow, runner
     from tests.inference.support import inputs, make_prompts, openai_system, systems_from
@@ -185,15 +150,6 @@ def test_ctrl_c_stops_map_stoppable_without_waiting_for_a_call_in_flight(monkeyp
         flow.map_stoppable(slow, list(range(10)), workers=2, grace_s=0.5)
     assert time.monotonic() - begun < 3
     assert sorted(started) == [0, 1]
-
-
-def test_progress_prints_a_line_while_a_long_call_is_out():
-    lines: list[str] = []
-    progress = Progress("inference x", 2, lines.append, interval_s=0.2)
-    time.sleep(0.7)  # no answer yet
-    progress.finish()
-    assert len(lines) >= 3
-    assert lines[0].startswith("inference x: 0/2 done, 0.00 req/s, ETA unknown")
 
 
 def test_ctrl_c_sets_stop_through_the_wakeup_fd_and_a_new_run_clears_it(monkeypatch):
