@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import yaml
+
 from loft_warehouse.settings import PROJECT_ROOT
 
 README = PROJECT_ROOT / "README.md"
@@ -63,3 +65,15 @@ def test_the_tour_table_is_one_row_per_line_under_its_header() -> None:
     sql, header, rows = tour()
     assert sql.lstrip().startswith("select") and header == ["dataset", "metric", "system", "value", "n"]
     assert rows and all(len(row) == len(header) for row in rows)
+
+
+def test_the_settings_table_lists_every_setting_of_dbt_project() -> None:
+    """docs/sizes-and-schemas.md documents each key of dbt_project.yml's `loft` block (the one
+    home of the settings), and no other."""
+    keys = set(
+        yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))["models"]["loft"]["+loft"]
+    )
+    text = (PROJECT_ROOT / "docs" / "sizes-and-schemas.md").read_text(encoding="utf-8")
+    table = text[text.index("| var | default | meaning |") :].split("\n\n")[0]
+    documented = {key for row in table.splitlines()[2:] for key in re.findall(r"`(\w+)`", row.split("|")[1])}
+    assert documented == keys
