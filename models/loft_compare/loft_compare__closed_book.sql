@@ -7,9 +7,6 @@
   difference from the default prompt with its bootstrap interval, and the paper's value and
   difference beside. A cell nothing filled keeps its row and says why.
 #}
-{%- set scaling_scores = ref('loft_compare__scaling_scores') -%}
-{%- set sizes = ref('loft_compare__sizes') -%}
-{%- set paper = source('reference', 'paper_table3') -%}
 {%- set seed = var('seed', 20240612) -%}
 {%- set keys = ['source', 'system', 'method', 'task', 'dataset', 'size', 'split'] -%}
 with
@@ -29,11 +26,11 @@ paper as (
         value::double as paper_value,
         difference_from_cic::double as paper_difference_from_cic,
         source::varchar as paper_source
-    from {{ paper }}
+    from {{ source('reference', 'paper_table3') }}
 ),
 
 closed as (
-    select * from {{ scaling_scores }} where variant = 'closed_book'
+    select * from {{ ref('loft_compare__scaling_scores') }} where variant = 'closed_book'
 ),
 
 closed_means as (
@@ -48,7 +45,7 @@ differences as (
         {{ scoring_order_free_mean('closed.value - cic.value') }}::double as difference,
         loft_bootstrap_interval(list(closed.value - cic.value order by closed.qid, closed.turn), {{ seed }}) as interval
     from closed
-    inner join (select * from {{ scaling_scores }} where variant = 'default') as cic
+    inner join (select * from {{ ref('loft_compare__scaling_scores') }} where variant = 'default') as cic
         on {% for key in keys %}cic.{{ key }} = closed.{{ key }} and {% endfor %}cic.qid = closed.qid
         and cic.turn = closed.turn
     group by all
@@ -114,7 +111,7 @@ final as (
         and differences.dataset = run_cells.dataset
         and differences.size = run_cells.size
         and differences.split = run_cells.split
-    left join {{ sizes }} as built on built.size = run_cells.size
+    left join {{ ref('loft_compare__sizes') }} as built on built.size = run_cells.size
 )
 
 select * from final

@@ -5,14 +5,13 @@
   with a seeded paired bootstrap interval (the per-query differences resampled together). Runs
   with no answered row at a size are left out at that size.
 #}
-{%- set scaling_scores = ref('loft_compare__scaling_scores') -%}
 {%- set seed = var('seed', 20240612) -%}
 {%- set run = ['source', 'system', 'method', 'variant', 'task', 'dataset', 'split', 'metric_name'] -%}
 with
 
 answered as (
     select *
-    from {{ scaling_scores }}
+    from {{ ref('loft_compare__scaling_scores') }}
     qualify bool_or(is_answered) over (partition by {{ run | join(', ') }}, size)
 ),
 

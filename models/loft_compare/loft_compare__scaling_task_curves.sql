@@ -7,11 +7,10 @@
   datasets' paired differences from the task's next smaller size over the datasets scored at
   both, with its interval alike. datasets says which were averaged.
 #}
-{%- set curves = ref('loft_compare__scaling_curves') -%}
 {%- set run = ['source', 'system', 'method', 'variant', 'task', 'split'] -%}
 with
 
-curves as (select * from {{ curves }}),
+curves as (select * from {{ ref('loft_compare__scaling_curves') }}),
 
 sized as (
     select

@@ -18,7 +18,6 @@ from typing import Any, Protocol, TypeVar
 from loft_warehouse.inference.providers.base import Completion, PermanentError, Request, RetryableError
 from loft_warehouse.inference.systems import System
 
-# What one batch may hold, by provider: (requests, bytes of request bodies).
 # How far the provider's clock and ours may disagree when an unlabelled batch is looked up.
 FIND_SLACK_S = 120.0
 T = TypeVar("T")

@@ -658,25 +658,6 @@ class FixtureServer:
         self.stop()
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Serve the fixture in the foreground (for a dry-run build pointed at it)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--latency", type=float, default=0.0, help="seconds per generation request")
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
-    args = parser.parse_args(argv)
-    server = FixtureServer(FixtureState(latency_s=args.latency), args.port).start()
-    print(f"fixture serving on {server.url} (OpenAI base_url {server.url}/v1)", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        server.stop()
-
-
-if __name__ == "__main__":
-    main()
-
-
 def _finish_batches(state: FixtureState, expire: bool = False) -> int:
     """End every batch in progress: each request answered (or errored, invalid or expired as
     batch_outcome says); expire=True expires every request instead. Returns how many ended."""
@@ -704,3 +685,22 @@ def _batch_prompt(api: str, body: dict[str, Any]) -> str:
     if api == "anthropic":
         return _anthropic_prompt(body)
     return _gemini_text(body.get("contents"))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve the fixture in the foreground (for a dry-run build pointed at it)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per generation request")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
+    args = parser.parse_args(argv)
+    server = FixtureServer(FixtureState(latency_s=args.latency), args.port).start()
+    print(f"fixture serving on {server.url} (OpenAI base_url {server.url}/v1)", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -95,11 +95,3 @@ PROVIDERS: dict[str, ProviderKind] = {
     )
 }
 BATCH_PROVIDERS = tuple(name for name, kind in PROVIDERS.items() if kind.batch is not None)
-
-
-def provider_kind(name: str) -> ProviderKind:
-    """The registered provider `name`; an unknown one is a configuration error."""
-    try:
-        return PROVIDERS[name]
-    except KeyError:
-        raise ConfigurationError(f"provider {name!r} is not one of {tuple(PROVIDERS)}") from None
