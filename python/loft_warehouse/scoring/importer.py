@@ -211,6 +211,7 @@ def land_with_answer_file(
     needs), and only then do they take their place; a refused prediction file lands neither."""
     task = _warehouse_task(task_type)
     check_landing(system=system, size=size, task=task, dataset=dataset, split=split, variant=variant)
+    path.open("rb").close()  # a prediction file that cannot be opened is refused before the answer file is staged
     target = landed_queries_path(size, task, dataset, split, directory)
     target.parent.mkdir(parents=True, exist_ok=True)
     with _replaced_in_one_rename(target) as staged:
