@@ -18,6 +18,7 @@ from loft_warehouse import settings
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.settings import PROJECT_ROOT, data_dir
 from loft_warehouse.tokens import TokenCounter, counter
+from tests import docs_commands
 
 DBT = str(Path(sys.executable).with_name("dbt"))
 # Tests change warehouse files between dbt runs, so every dbt the tests start builds in place;
@@ -55,15 +56,16 @@ def run_dbt(
     )
 
 
-def build_sizes_and_compare(work: Path, settings: str) -> Path:
-    """loft_32k and loft_128k built with `settings` (dbt vars) into work/loft.duckdb, with their own
-    response store and imports folder, then loft_compare over them; the warehouse file."""
+def build_as_documented(work: Path, run_id: str, env: dict[str, str] | None = None) -> Path:
+    """The dbt commands of the docs block marked `run: run_id` (tests/docs_commands.py), in order,
+    into work/loft.duckdb instead of the warehouse file the block names, with their own response
+    store and imports folder and `env`; the warehouse file."""
     database = work / "loft.duckdb"
-    env = {"LOFT_RESPONSE_STORE": str(work / "store.sqlite"), "LOFT_IMPORTS_DIR": str(work / "imports")}
-    built = run_dbt(["build", "--select", "loft_32k", "loft_128k", "--vars", settings], database, env)
-    assert built.returncode == 0, built.stdout[-5000:]
-    compared = run_dbt(["build", "--select", "loft_compare", "--vars", settings], database, env)
-    assert compared.returncode == 0, compared.stdout[-5000:]
+    own = {"LOFT_RESPONSE_STORE": str(work / "store.sqlite"), "LOFT_IMPORTS_DIR": str(work / "imports"), **(env or {})}
+    for command in docs_commands.dbt_runs(run_id):
+        documented = {name: value for name, value in command.env.items() if name != "LOFT_DUCKDB_PATH"}
+        result = run_dbt(command.args, database, {**documented, **own})
+        assert result.returncode == 0, result.stdout[-5000:]
     return database
 
 

@@ -1,5 +1,6 @@
-"""The README and docs/: a short README whose links all resolve, and the tour's query and table
-(run on a built warehouse by tests/scoring/test_dbt_scoring.py)."""
+"""The README and docs/: a short README whose links all resolve, every command block run by a
+test (or marked as needing a key), every `loft` command they name one the CLI takes, and the
+tour's query and table (run on a built warehouse by tests/scoring/test_dbt_scoring.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import re
 
 import yaml
 
+from loft_warehouse.cli import build_parser
 from loft_warehouse.settings import PROJECT_ROOT
+from tests import docs_commands
 
 README = PROJECT_ROOT / "README.md"
 DOCS = sorted((PROJECT_ROOT / "docs").glob("*.md"))
@@ -16,10 +19,10 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 def tour() -> tuple[str, list[str], list[tuple[str, ...]]]:
     """The README tour's SQL, and the header and rows of the table printed under it."""
+    sql = docs_commands.sql("tour")
     text = README.read_text(encoding="utf-8")
-    after = text[text.index("<!-- tour:") :]
-    sql = after[after.index("```sql\n") + 7 : after.index("\n```", after.index("```sql\n"))]
-    table = [line for line in after[after.index("\n```", after.index("```sql\n")) + 4 :].split("\n\n")[1].splitlines()]
+    after = text[text.index(sql) + len(sql) :].removeprefix("```\n").lstrip("\n")
+    table = after.split("\n\n")[0].splitlines()
     cells = [tuple(cell.strip() for cell in line.strip("|").split("|")) for line in table]
     return sql, list(cells[0]), cells[2:]
 
@@ -37,6 +40,46 @@ def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:
     lines = README.read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 150
     assert lines[2] == "```sh" and lines[3].startswith("make build ") and lines[4].startswith("make test ")
+
+
+def test_ci_runs_the_readme_test_command_and_make_build_is_the_main_job() -> None:
+    ci = (PROJECT_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert ci[-1] == "make test"
+    makefile = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "\nbuild: $(CORE)\n\t$(BIN)/dbt build --select loft_128k\n" in makefile
+
+
+def test_every_command_block_is_run_by_a_test_or_needs_a_key() -> None:
+    """Every sh or sql block of the README and docs/ (the README's opening two commands are
+    CI's, above) has a marker; each `run:` ID is one block's, and a test names it."""
+    commands = [b for b in docs_commands.blocks() if b.language in ("sh", "sql")][1:]
+    assert [f"{b.page.name}:{b.line}" for b in commands if not (b.run_id or b.needs_a_key)] == []
+    ids = [b.run_id for b in commands if b.run_id]
+    assert len(ids) == len(set(ids))
+    tests = "\n".join(
+        path.read_text(encoding="utf-8")
+        for path in (PROJECT_ROOT / "tests").rglob("test_*.py")
+        if path.name != "test_docs.py"
+    )
+    named = {i for i in ids if re.search(rf'(docs_commands\.\w+|build_as_documented)\(.*"{i}"', tests)}
+    assert set(ids) - named == {"tour"}
+    assert "tour()" in (PROJECT_ROOT / "tests" / "scoring" / "test_dbt_scoring.py").read_text(encoding="utf-8")
+
+
+def test_every_loft_command_the_docs_name_is_one_the_cli_takes() -> None:
+    """Inline `loft ...` synopses: the subcommand exists and each --option is one of its own."""
+    subcommands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    wrong = []
+    for page in [README, *DOCS]:
+        for span in re.findall(r"`(?:\.venv/bin/)?loft ([^`]+)`", page.read_text(encoding="utf-8")):
+            name, *words = span.split()
+            names = [n for n in subcommands if n == name or (name.endswith("*") and n.startswith(name[:-1]))]
+            options = {o for n in names for o in subcommands[n]._option_string_actions}
+            passes_on = any(subcommands[n].get_default("passes_unknown_arguments") for n in names)
+            unknown = [w for w in re.findall(r"--[a-z-]+", " ".join(words)) if w not in options and not passes_on]
+            if not names or unknown:
+                wrong.append(f"{page.name}: loft {span}")
+    assert wrong == []
 
 
 def test_every_link_of_the_readme_and_docs_resolves() -> None:

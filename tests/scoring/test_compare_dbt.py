@@ -1,6 +1,6 @@
 """The cross-size tables in dbt (models/loft_compare): ArguAna and NQ RAG (with the closed-book
 variant) built at 32k and 128k with bm25, then `dbt build --select loft_compare` reads both sizes
-and says that 1m is missing."""
+and says that 1m is missing: the commands of docs/methods-and-studies.md (`run: compare-sizes`)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import build_sizes_and_compare, query
+from tests.conftest import build_as_documented, query
 
 pytestmark = pytest.mark.slow
-SETTINGS = "{datasets: [retrieval/arguana, rag/nq], systems: [bm25], prompt_variants: [default, closed_book]}"
 
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
-    return build_sizes_and_compare(tmp_path_factory.mktemp("compare"), SETTINGS)
+    return build_as_documented(tmp_path_factory.mktemp("compare"), "compare-sizes")
 
 
 def test_sizes_name_the_missing_one(warehouse: Path) -> None:

@@ -4,7 +4,8 @@ closed_book, few_shot_0; methods cic, and on the RAG sets icr, rag_top5, justifi
 the three-stage rag_top5_justified_verify), then loft_compare, and every mart recovers what was
 planted (python/loft_warehouse/inference/systems.yaml, system planted-effects: base 0.8, +0.1 at
 32k, no_cot -0.2, few_shot_0 -0.2, closed_book -0.2, -0.3 where a RAG or retrieval prompt shows
-no gold document, -0.2 x gold depth).
+no gold document, -0.2 x gold depth). The builds are docs/methods-and-studies.md's commands
+(`run: planted-effects`).
 
 A cell's planted value is the mean of its prompts' planted probabilities, computed here from the
 prompts table (later stages: int_stage2_prompts, int_stage3_prompts) with the provider's own formula."""
@@ -19,14 +20,9 @@ import yaml
 
 from loft_warehouse.inference.providers.planted import planted_probability
 from loft_warehouse.inference.systems import DEFAULT_SYSTEMS_FILE
-from tests.conftest import build_sizes_and_compare, query
+from tests.conftest import build_as_documented, query
 
 pytestmark = pytest.mark.slow
-SETTINGS = (
-    "{systems: [planted-effects], datasets: [retrieval/arguana, rag/nq, rag/hotpotqa, sql/spider], "
-    "prompt_variants: [default, no_cot, closed_book, few_shot_0], "
-    "methods: [cic, icr, rag_top5, justified_verify, rag_top5_justified_verify]}"
-)
 # A Spider prompt is the query's own database, the same text at every size: one request in the
 # response store, answered once, so no size effect can show there (as with a real model).
 IDENTICAL_PROMPTS = "sql"
@@ -37,7 +33,7 @@ OPTIONS = next(
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
-    return build_sizes_and_compare(tmp_path_factory.mktemp("planted"), SETTINGS)
+    return build_as_documented(tmp_path_factory.mktemp("planted"), "planted-effects")
 
 
 def _planted(database: Path, size: str, where: str, stage: int = 1) -> tuple[float, int]:

@@ -4,7 +4,8 @@ with Base (cic), ICR asking for one page, chunkwise R&R with 40k-token chunks an
 answer only reminder placement, and every R&R mart recovers what was planted (base 0.8, -0.2 x
 the answer's depth in the document): Tables 1, 2 and 6 (rr_methods, rr_sweeps), Table 3's calls
 and input tokens (rr_costs), Table 4's answer and page accuracy (rr_pages) and Tables 7-9 by
-answer position (rr_positions).
+answer position (rr_positions). The build is docs/methods-and-studies.md's command
+(`run: planted-rr`).
 
 A cell's planted value is the mean of its prompts' planted probabilities, computed here from the
 prompts of the method's scored stage with the provider's own formula. The systems file holds the
@@ -13,7 +14,6 @@ prompts again for every API model would take minutes."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -22,16 +22,9 @@ import yaml
 from loft_warehouse.inference.providers.planted import planted_probability
 from loft_warehouse.inference.systems import DEFAULT_SYSTEMS_FILE
 from loft_warehouse.methods.catalogue import method
-from tests.conftest import query, run_dbt
+from tests.conftest import build_as_documented, query
 
 pytestmark = pytest.mark.slow
-METHODS = ["cic", "icr_k1", "chunked_r_and_r_c40000", "reprompt_before_answer"]
-SETTINGS = {
-    "systems": ["planted-effects"],
-    "datasets": ["rr/nq", "rr/hotpotqa"],
-    "rr_lengths": [40000, 80000],
-    "methods": METHODS,
-}
 PLANTED = next(s for s in yaml.safe_load(DEFAULT_SYSTEMS_FILE.read_text())["systems"] if s["name"] == "planted-effects")
 COLUMNS = ["task", "dataset", "variant", "method", "split", "stage", "gold_depth"]
 
@@ -41,15 +34,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Pa
     work = tmp_path_factory.mktemp("planted_rr")
     systems = work / "systems.yaml"
     systems.write_text(yaml.safe_dump({"systems": [PLANTED]}), encoding="utf-8")
-    env = {
-        "LOFT_SYSTEMS_FILE": str(systems),
-        "LOFT_RESPONSE_STORE": str(work / "store.sqlite"),
-        "LOFT_IMPORTS_DIR": str(work / "imports"),
-    }
-    database = work / "loft.duckdb"
-    built = run_dbt(["build", "--select", "loft_128k", "--vars", json.dumps(SETTINGS)], database, env)
-    assert built.returncode == 0, built.stdout[-5000:]
-    return database
+    return build_as_documented(work, "planted-rr", {"LOFT_SYSTEMS_FILE": str(systems)})
 
 
 def _prompts(database: Path, dataset: str, d: int, run_method: str, stage: int, x: int | None = None) -> list[dict]:

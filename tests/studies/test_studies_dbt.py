@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from loft_warehouse.inference.fixture_server import FixtureServer, FixtureState
+from tests import docs_commands
 from tests.conftest import query, run_dbt
 from tests.inference.support import openai_system, write_systems
 
@@ -123,6 +124,21 @@ def test_position_curves_one_query_each(warehouse: Path) -> None:
     assert means[0.0] > 0.8 and means[4.0] == means[9.0] == 0.0
     depth = query(warehouse, "select count(*) from loft_32k.position_curves where experiment = 'loft_gold_depth'")
     assert depth[0][0] > 0
+
+
+def test_the_docs_position_and_sweep_queries_run_as_written(warehouse: Path) -> None:
+    """docs/methods-and-studies.md's queries on this build: accuracy by gold position among 20
+    documents, and the Reprompt sweep pivoted by its setting."""
+    curve = query(warehouse, docs_commands.sql("position-curve"))
+    assert [(system, position, n) for system, position, n, *_ in curve] == [
+        ("gpt-fixture", p, 10) for p in (0.0, 4.0, 9.0, 14.0, 19.0)
+    ]
+    assert all(low <= mean <= high for *_, mean, low, high in curve)
+    sweep = query(warehouse, docs_commands.sql("reprompt-sweep"))
+    assert [(method, every) for method, every, *_ in sweep] == [("reprompt_r5000", 5000)] * 2 + [
+        ("reprompt_r20000", 20000)
+    ] * 2  # one row per arm: x = 0 and 10k
+    assert all(low <= mean <= high for *_, mean, low, high in sweep)
 
 
 def test_rr_table1_averages_the_answer_positions(warehouse: Path) -> None:
