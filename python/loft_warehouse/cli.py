@@ -15,7 +15,7 @@ COMMAND_MODULES: list[str] = [
     "loft_warehouse.quality",
     "loft_warehouse.prompts.export",
     "loft_warehouse.scoring.importer",
-    "loft_warehouse.sql.import_sql",
+    "loft_warehouse.scoring.import_sql",
     "loft_warehouse.inference.cli",
     "loft_warehouse.dashboard.serve",
 ]

@@ -35,7 +35,7 @@ def extract(loft: Path, commit: str) -> dict:
             "license": "Apache-2.0",
             "note": "Prompt strings of LOFT's prompt code (prompts/constants/*.py, prompts/utils.py) as its "
             "few_shot_with_cot / many_shot prompts use them; read by python/loft_warehouse/prompts/instructions.py "
-            "and sql/prompt.py; written by tests/differential/extract_loft_prompts.py.",
+            "and prompts/sql.py; written by tests/differential/extract_loft_prompts.py.",
         },
         "common": {
             "default_title": _entry("prompts/utils.py", "DEFAULT_TITLE", prompt_utils.DEFAULT_TITLE),

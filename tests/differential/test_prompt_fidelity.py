@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from loft_warehouse.answers.parse import loft_feedback
 from loft_warehouse.prompts.inputs import Collection, Doc, Query, Turn
 from loft_warehouse.prompts.multiturn import fill_model_answers
 from loft_warehouse.prompts.render import render
 from loft_warehouse.prompts.variants import VARIANTS
 from loft_warehouse.registry import DatasetSpec, specs
-from loft_warehouse.scoring.parse import loft_feedback
 from loft_warehouse.sources import loft_release
 from loft_warehouse.sources.base import SourceData
 

@@ -8,6 +8,7 @@ import math
 import polars as pl
 import pytest
 
+from loft_warehouse.answers.parse import parse_loft
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.providers.base import PermanentError, Request
 from loft_warehouse.inference.providers.planted import (
@@ -18,7 +19,6 @@ from loft_warehouse.inference.providers.planted import (
 )
 from loft_warehouse.inference.systems import System, select
 from loft_warehouse.methods.parsing import parse_response
-from loft_warehouse.scoring.parse import parse_loft
 
 OPTIONS = {"seed": 3, "base": 0.8, "effects": {"variant": {"no_cot": -0.2}, "size": {"1m": -0.3}}, "depth_slope": -0.4}
 

@@ -340,7 +340,7 @@ def test_each_retrieving_stage_is_scored_against_the_gold_documents(built) -> No
 def test_every_verdict_is_judged_against_the_gold(built) -> None:
     """verification_scores recomputed here: each readable verification verdict of justified_verify,
     TRUE when it kept its candidate, against the normalised gold answers of the question."""
-    from loft_warehouse.scoring.normalize import normalize_answer
+    from loft_warehouse.answers.normalize import normalize_answer
 
     database = built[0]
     gold = {

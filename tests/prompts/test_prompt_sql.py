@@ -10,9 +10,9 @@ import pytest
 from loft_warehouse.design import Design
 from loft_warehouse.prompts.inputs import collections
 from loft_warehouse.prompts.render import render
+from loft_warehouse.prompts.sql import sql_prefix, sql_prompt
 from loft_warehouse.prompts.store import build
 from loft_warehouse.prompts.variants import VARIANTS, resolve
-from loft_warehouse.sql.prompt import sql_prefix, sql_prompt
 
 LEAD_IN = "Answer: Here's a step-by-step approach using the provided tables:"
 INTRO = (

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
+from loft_warehouse.answers.parse import parse_loft, parse_strict
 from loft_warehouse.scoring import metrics as m
-from loft_warehouse.scoring.parse import parse_loft, parse_strict
 from tests.scoring.sqlkit import Scenario
 
 WORDS = ["Paris", "the", "a", "Röntgen", "red dog", "New York", "york", "Alpha", "beta!", "(A)", "(B)", "5"]

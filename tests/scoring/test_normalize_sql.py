@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import string
 
-from loft_warehouse.scoring.normalize import normalize_answer
+from loft_warehouse.answers.normalize import normalize_answer
 from tests.scoring.sqlkit import connect, macros
 
 PIECES = ["a", "an", "the", "A", "The", "AN", "an_", "the-", "'a'", "x", "Paris", "1,000", "3.5"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from loft_warehouse.answers.normalize import normalize_litm
 from loft_warehouse.errors import BadInputError
-from loft_warehouse.scoring.normalize import normalize_litm
 from loft_warehouse.sources import litm_kv, litm_multidoc, rr_documents
 from loft_warehouse.sources.base import CorpusRequest
 

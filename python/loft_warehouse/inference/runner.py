@@ -22,6 +22,7 @@ from typing import Any
 import polars as pl
 
 from loft_warehouse import interrupts
+from loft_warehouse.answers.parse import loft_feedback
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost
 from loft_warehouse.inference.batch_run import BatchWork
@@ -47,7 +48,6 @@ from loft_warehouse.inference.systems import Prices, System, scope
 from loft_warehouse.inference.window import ContextWindow
 from loft_warehouse.progress import Progress, emit_stderr
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
-from loft_warehouse.scoring.parse import loft_feedback
 
 RESPONSE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "system": pl.String,

@@ -1,7 +1,7 @@
 """How a response of any method and stage is read, under the upstream (`loft`) or `strict` rule.
 
 The stage's `parse` (methods.catalogue) decides: `answers` is the answer list every LOFT prompt
-asks for (scoring.parse: parse_loft / parse_strict), `justified` QUEST-LOFT's JSON answer and
+asks for (answers.parse: parse_loft / parse_strict), `justified` QUEST-LOFT's JSON answer and
 `verdict` a verification judgment (methods.justified). The result is one shape for all: the
 answers, the parse status, a detail when reading failed, and the payload a later stage needs.
 """
@@ -12,9 +12,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from loft_warehouse.answers.parse import parse_loft_result, parse_strict_result
 from loft_warehouse.methods import justified
 from loft_warehouse.methods.catalogue import method
-from loft_warehouse.scoring.parse import parse_loft_result, parse_strict_result
 
 RULES = ("loft", "strict")
 

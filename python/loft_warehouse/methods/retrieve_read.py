@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from loft_warehouse.bm25 import BM25Index, document_text
 from loft_warehouse.design import Design
-from loft_warehouse.inference.providers.bm25 import BM25Index, document_text
 from loft_warehouse.methods.catalogue import Method
 from loft_warehouse.methods.stage1 import single_turn_rows
 from loft_warehouse.methods.stages import Call, Upstream

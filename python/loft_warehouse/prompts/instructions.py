@@ -244,7 +244,7 @@ def paper_wording(task: str, dataset: str, has_title: bool) -> Wording:
 
 def wording(task: str, dataset: str, has_title: bool, style: str = "loft") -> Wording:
     """The wording of a retrieval or RAG dataset in a style (loft or paper); ICL and SQL prompts
-    are rendered by render.render_icl and sql.prompt."""
+    are rendered by render.render_icl and prompts.sql."""
     if task not in ("retrieval", "rag"):
         raise ValueError(f"no retrieval/RAG wording for task {task!r} (dataset {dataset!r})")
     return loft_wording(task, dataset) if style == "loft" else paper_wording(task, dataset, has_title)

@@ -4,7 +4,7 @@ The answers are not known when prompts are built, so the suffix of turn t holds 
 per earlier turn, `<<MODEL_ANSWER turn=s>>`, right after that turn's text; the inference step
 fills them with fill_model_answers once turns 0..t-1 have been answered. What fills them is what
 LOFT's conversation loop (utils.run_one_example) appends after a turn: `str()` of the answers its
-extraction read (`scoring.parse.loft_feedback`), with no line break before the next turn.
+extraction read (`answers.parse.loft_feedback`), with no line break before the next turn.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def placeholder_turns(text: str) -> list[int]:
 
 def fill_model_answers(suffix: str, answers: Sequence[str | None]) -> str:
     """Replace every `<<MODEL_ANSWER turn=s>>` with answers[s], the text fed back for turn s
-    (scoring.parse.loft_feedback; None stands for `[]`, what LOFT feeds back when nothing
+    (answers.parse.loft_feedback; None stands for `[]`, what LOFT feeds back when nothing
     parsed). A placeholder without an answer is an error, never left in."""
 
     def fill(match: re.Match[str]) -> str:

@@ -1,5 +1,5 @@
 """Corpus-in-Context rendering for retrieval, RAG and many-shot ICL as LOFT's prompt code builds
-it (paper §3, Fig. 3 and 11); SQL prompts come from the SQL track (loft_warehouse.sql.prompt)
+it (paper §3, Fig. 3 and 11); SQL prompts come from the SQL track (loft_warehouse.prompts.sql)
 and are split here.
 
 The prompt is a sequence of text chunks, each ending in exactly one newline, concatenated with
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from loft_warehouse.errors import BadInputError
 from loft_warehouse.prompts import instructions, reasoning
+from loft_warehouse.prompts import sql as sql_prompt
 from loft_warehouse.prompts.inputs import Collection, Doc, Query, Turn
 from loft_warehouse.prompts.multiturn import final_answer, placeholder
 from loft_warehouse.prompts.variants import Variant, arrange, shown_ids
@@ -321,14 +322,11 @@ def _sql_tables(collection: Collection, query: Query) -> list[tuple[str, str]]:
 
 
 def render_sql(collection: Collection) -> Rendered:
-    """Spider / SParC: the SQL track's prompt (loft_warehouse.sql.prompt), one prefix per
+    """Spider / SParC: the SQL track's prompt (loft_warehouse.prompts.sql), one prefix per
     database. Its query block starts with the database's tables, which the queries of a
     database share: that part (what does not depend on the question) joins the prefix, so
     prefix + suffix is exactly sql_prompt(...) while each database is stored once. A query
     whose tables differ (other candidate tables or order) carries its own prefix."""
-    # Imported here: loft_warehouse.sql.prompt itself imports this package's multiturn module.
-    from loft_warehouse.sql import prompt as sql_prompt
-
     instruction = sql_prompt.sql_prefix(collection.dataset)
     shared = _sql_tables(collection, collection.evaluated[0]) if collection.evaluated else []
     probe = sql_prompt.turn_suffixes(shared, [QUESTION_MARK], collection.dataset)[0] if shared else ""

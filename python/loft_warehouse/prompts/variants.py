@@ -37,7 +37,7 @@ Names (the `variant` column; pick them with dbt `--vars '{prompt_variants: [defa
   contexts (BBH at 32k: context_32k equals default there, kept so the five contexts plot alike).
 
 Which variants apply: retrieval and RAG take every variant but context_*; ICL takes default
-and its own context_* variants; SQL takes default (its prompt comes from loft_warehouse.sql).
+and its own context_* variants; SQL takes default (its prompt comes from loft_warehouse.prompts.sql).
 A variant that does not apply to a dataset builds no rows for it.
 """
 

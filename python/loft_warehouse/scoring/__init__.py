@@ -1,5 +1,2 @@
-"""Scoring: parse model answers, LOFT's metrics (reference Python + SQL), and result imports.
-
-Importing this package (or `scoring.parse`) needs neither DuckDB nor dbt, so the inference code
-can parse earlier turns' answers while it builds multi-turn prompts.
-"""
+"""Scoring: LOFT's metrics (reference Python + SQL) over parsed answers (loft_warehouse.answers),
+and the imports of upstream prediction files (answers and SQL)."""

@@ -24,8 +24,8 @@ from typing import Any
 
 import polars as pl
 
+from loft_warehouse.answers.normalize import normalize_answer
 from loft_warehouse.errors import BadInputError
-from loft_warehouse.scoring.normalize import normalize_answer
 from loft_warehouse.settings import PROJECT_ROOT
 
 RELEASE = "release"

@@ -27,9 +27,9 @@ from duckdb.func import FunctionNullHandling, PythonUDFType
 from duckdb.sqltypes import BIGINT, VARCHAR
 
 from loft_warehouse import settings
+from loft_warehouse.answers.parse import answer_texts, loaded_json_text
 from loft_warehouse.readers import max_line_bytes
 from loft_warehouse.scoring.duckdb_functions import register_sql_macros
-from loft_warehouse.scoring.parse import answer_texts, loaded_json_text
 
 # Escapes the fast path leaves to Python: surrogates and control characters, which DuckDB decodes
 # differently or which json.dumps writes as escapes; a turn or gold with any of them is rendered

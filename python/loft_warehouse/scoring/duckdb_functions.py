@@ -20,7 +20,8 @@ import pyarrow as pa
 from duckdb.func import FunctionNullHandling, PythonUDFType
 from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
 
-from loft_warehouse.scoring import intervals, metrics, normalize, parse
+from loft_warehouse.answers import normalize, parse
+from loft_warehouse.scoring import intervals, metrics
 
 VARCHAR_LIST = duckdb.list_type(VARCHAR)
 PARSED = duckdb.struct_type(

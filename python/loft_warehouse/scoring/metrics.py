@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from loft_warehouse.scoring.normalize import (
+from loft_warehouse.answers.normalize import (
     answer_tokens,
     normalize_answer,
     normalize_label,

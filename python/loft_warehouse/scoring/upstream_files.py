@@ -29,11 +29,11 @@ from typing import Any
 
 import polars as pl
 
+from loft_warehouse.answers.parse import answer_texts, loaded_json_text
 from loft_warehouse.errors import BadInputError
 from loft_warehouse.readers import read_jsonl, require
 from loft_warehouse.registry import DatasetSpec
 from loft_warehouse.scoring import bulk_files
-from loft_warehouse.scoring.parse import answer_texts, loaded_json_text
 from loft_warehouse.sources.base import Query, SourceData
 from loft_warehouse.sources.loft_release import bbh_queries, query_from_record
 from loft_warehouse.staging import QUERY_SCHEMA, queries_frame

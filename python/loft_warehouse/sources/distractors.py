@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from loft_warehouse.scoring.normalize import normalize_litm
+from loft_warehouse.answers.normalize import normalize_litm
 from loft_warehouse.sources.base import Document
 
 

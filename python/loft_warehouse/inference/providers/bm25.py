@@ -8,50 +8,24 @@ Multi-turn queries use all turns up to the current one as the query.
 
 from __future__ import annotations
 
-import logging
 import threading
 from dataclasses import dataclass
 
-import bm25s
-import numpy as np
 import polars as pl
-from bm25s.tokenization import Tokenizer
 
+from loft_warehouse.bm25 import BM25Index, document_text
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.providers.base import Completion, PermanentError, Request, RunData
 from loft_warehouse.inference.systems import System
 from loft_warehouse.prompts.variants import PAGE_SEPARATOR, VARIANTS
 
 DEFAULT_TOP_K = 5
-logging.getLogger("bm25s").setLevel(logging.WARNING)
-
-
-class BM25Index:
-    """bm25s over a list of texts (English stopwords removed): rank a query, best first."""
-
-    def __init__(self, texts: list[str]) -> None:
-        self.tokenizer = Tokenizer(stopwords="en")
-        tokens = self.tokenizer.tokenize(texts, update_vocab=True, show_progress=False, return_as="ids")
-        self.retriever = bm25s.BM25()
-        self.retriever.index(tokens, show_progress=False)
-        self.size = len(texts)
-
-    def top(self, query: str, k: int) -> list[int]:
-        """Indices of the k best texts for the query (fewer when there are fewer texts)."""
-        ids = self.tokenizer.tokenize([query], update_vocab=False, show_progress=False, return_as="ids")
-        results, _ = self.retriever.retrieve(ids, k=min(k, self.size), show_progress=False, n_threads=1)
-        return [int(i) for i in np.asarray(results)[0]]
 
 
 @dataclass(frozen=True)
 class _Index:
     index: BM25Index
     shown_ids: list[str]
-
-
-def document_text(title: str | None, text: str) -> str:
-    """What BM25 indexes: the title (when there is one) and the passage."""
-    return f"{title} | {text}" if title else text
 
 
 def _merged_pages_text(shown: pl.DataFrame, corpus: pl.DataFrame) -> pl.DataFrame:

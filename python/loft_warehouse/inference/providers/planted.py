@@ -46,11 +46,11 @@ from typing import Any
 
 import polars as pl
 
+from loft_warehouse.answers.normalize import normalize_answer
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.providers.base import Completion, PermanentError, Request, RunData
 from loft_warehouse.inference.systems import System
 from loft_warehouse.methods.catalogue import method
-from loft_warehouse.scoring.normalize import normalize_answer
 
 GROUP = ("task", "dataset", "variant", "method", "stage", "split")
 FEATURES = ("task", "dataset", "size", "variant", "method", "split", "stage", "gold_shown")

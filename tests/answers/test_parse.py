@@ -11,7 +11,7 @@ import warnings
 
 import pytest
 
-from loft_warehouse.scoring.parse import (
+from loft_warehouse.answers.parse import (
     EMPTY_LIST,
     NO_LIST,
     NO_MARKER,
@@ -167,7 +167,7 @@ def test_the_fast_path_reads_lists_exactly_as_literal_eval() -> None:
 def test_parse_needs_no_database_or_numeric_stack() -> None:
     # Multi-turn inference imports parse_loft while it builds prompts.
     code = (
-        "import sys, loft_warehouse.scoring.parse; "
+        "import sys, loft_warehouse.answers.parse; "
         "print(sorted(m for m in ('duckdb', 'numpy', 'dbt') if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -15,9 +15,9 @@ import polars as pl
 import pytest
 
 from loft_warehouse.errors import BadInputError, ConfigurationError
+from loft_warehouse.scoring.import_sql import FileBudget, land_sql, read_sql_prediction_file, sandbox_note
 from loft_warehouse.scoring.importer import imported_frame, warehouse_queries
 from loft_warehouse.scoring.upstream_files import SCORED_QUERY_SCHEMA
-from loft_warehouse.sql.import_sql import FileBudget, land_sql, read_sql_prediction_file, sandbox_note
 from loft_warehouse.sql.sandbox import SandboxResult
 from tests.scoring.sqlkit import Scenario, insert
 
@@ -114,7 +114,7 @@ def test_warehouse_queries_needs_a_built_queries_table(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def scored(root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Scenario, Path]:
+def scored(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Scenario, Path]:
     """A Spider file with every kind of turn and a SParC file, landed and scored."""
     work = tmp_path_factory.mktemp("import-sql")
     s = Scenario()
@@ -161,7 +161,7 @@ def scored(root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Scenar
         [{"qid": q, "num_turns": 2, "model_outputs": [sql for _, sql in turns]} for q, turns in conversations.items()],
     )
     imports = work / "imports"
-    options = {"system": "t2s", "size": "128k", "root": root, "directory": imports, "timeout_s": 5.0}
+    options = {"system": "t2s", "size": "128k", "root": shared_data, "directory": imports, "timeout_s": 5.0}
     _, spider_statuses = land_sql(spider_file, queries, dataset="spider", **options)
     _, sparc_statuses = land_sql(sparc_file, queries, dataset="sparc", **options)
     assert spider_statuses == {"ok": 4, "rejected": 6, "error": 2}
@@ -232,7 +232,7 @@ def test_the_sandbox_note_is_one_last_line_even_for_a_multi_line_error() -> None
     ]
 
 
-def test_a_file_cannot_take_more_than_its_budget(root: Path, tmp_path: Path) -> None:
+def test_a_file_cannot_take_more_than_its_budget(shared_data: Path, tmp_path: Path) -> None:
     """Each turn asks for the four French singers (about 70 bytes of JSON); the file may take 100
     bytes of results, then 5 rows, then no time at all: the turns past a budget land as errors."""
     queries = pl.DataFrame(
@@ -241,7 +241,7 @@ def test_a_file_cannot_take_more_than_its_budget(root: Path, tmp_path: Path) -> 
     )  # fmt: skip
     france = "SELECT name FROM singer WHERE country = 'France'"
     file = _write(tmp_path / "p.jsonl", [{"qid": q, "num_turns": 1, "sql": [france]} for q in "abcd"])
-    options = {"system": "t2s", "size": "128k", "root": root, "timeout_s": 5.0, "dataset": "spider"}
+    options = {"system": "t2s", "size": "128k", "root": shared_data, "timeout_s": 5.0, "dataset": "spider"}
     runs = {
         "bytes": FileBudget(result_bytes=100),
         "rows": FileBudget(rows=5),

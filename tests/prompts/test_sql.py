@@ -6,7 +6,7 @@ tests/differential/test_prompt_fidelity.py."""
 import pytest
 
 from loft_warehouse.prompts.multiturn import fill_model_answers
-from loft_warehouse.sql.prompt import sql_prefix, sql_prompt, tables_text, turn_suffixes
+from loft_warehouse.prompts.sql import sql_prefix, sql_prompt, tables_text, turn_suffixes
 
 TABLES = [("singer", "singer_id,name\n1,Joe Sharp\n2,Timbaland"), ("concert", "concert_id,year\n1,2014")]
 INTRO = (

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import polars as pl
 
+from loft_warehouse.answers.parse import answer_texts
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.prompts.export import default_database
 from loft_warehouse.readers import read_jsonl
@@ -38,7 +39,6 @@ from loft_warehouse.scoring.importer import (
     warehouse_queries,
     write_landed,
 )
-from loft_warehouse.scoring.parse import answer_texts
 from loft_warehouse.settings import data_dir
 from loft_warehouse.sql.sandbox import TIMEOUT_S, Sandbox, SandboxResult
 

@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from loft_warehouse.scoring.normalize import (
+from loft_warehouse.answers.normalize import (
     answer_tokens,
     normalize_answer,
     normalize_label,
