@@ -93,6 +93,13 @@ def tokenizer_model(configured: str | None = None, root: Path | None = None) -> 
     return path
 
 
+def build_tokenizer_model(tokenizer_setting: str | None, data_dir_setting: str | None) -> Path:
+    """The tokenizer model a build's settings name: `tokenizer_model`, else the one of the data
+    dir (`data_dir`), which is only looked up then."""
+    root = None if tokenizer_setting else data_dir(data_dir_setting)
+    return tokenizer_model(tokenizer_setting, root)
+
+
 def flag(value: Any, name: str) -> bool:
     """A yes/no setting as dbt hands it over (a bool, or the text of a var / env value)."""
     if isinstance(value, bool):

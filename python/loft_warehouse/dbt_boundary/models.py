@@ -18,6 +18,7 @@ from loft_warehouse.scoring import adjudications, importer
 from loft_warehouse.tokens import counter
 
 Loft = dict[str, Any]
+Relation = duckdb.DuckDBPyRelation
 
 
 def staged_frame(loft: Loft, size: str, frame: str) -> pl.DataFrame:
@@ -32,7 +33,9 @@ def staged_frame(loft: Loft, size: str, frame: str) -> pl.DataFrame:
     return getattr(landed, frame)
 
 
-def prompt_table(loft: Loft | None, table: str, corpus: Any, queries: Any, datasets: Any) -> pl.DataFrame:
+def prompt_table(
+    loft: Loft | None, table: str, corpus: Relation, queries: Relation, datasets: Relation
+) -> pl.DataFrame:
     """One of a size's prompt tables (int_prompt_rows, prompt_prefixes, prompt_doc_ids,
     prompt_segments, prompt_variants), rendered once for all of them."""
     config = loft or {}
@@ -49,12 +52,17 @@ def prompt_table(loft: Loft | None, table: str, corpus: Any, queries: Any, datas
 
 
 def stage_prompts(
-    loft: Loft | None, answers: Any, corpus: Any, queries: Any, datasets: Any, doc_ids: Any, stage: int = 2
+    loft: Loft | None,
+    answers: Relation,
+    corpus: Relation,
+    queries: Relation,
+    datasets: Relation,
+    doc_ids: Relation,
+    stage: int = 2,
 ) -> pl.DataFrame:
     """int_stage{stage}_prompts: the prompts built from each system's answers to the stage before."""
     config = loft or {}
-    root = None if config.get("tokenizer_model") else settings.data_dir(config.get("data_dir"))
-    model = settings.tokenizer_model(config.get("tokenizer_model"), root)
+    model = settings.build_tokenizer_model(config.get("tokenizer_model"), config.get("data_dir"))
     return stage2.build(
         answers.pl(),
         corpus.pl(),
@@ -67,7 +75,7 @@ def stage_prompts(
     )
 
 
-def gold_adjudications(loft: Loft | None, seed: Any) -> pl.DataFrame:
+def gold_adjudications(loft: Loft | None, seed: Relation) -> pl.DataFrame:
     """stg_gold_adjudications: the seed's revised gold and the adjudications folder's files."""
     return adjudications.collect(seed.pl(), adjudications.adjudications_dir((loft or {}).get("adjudications_dir")))
 

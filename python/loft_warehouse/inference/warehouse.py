@@ -14,7 +14,6 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import polars as pl
@@ -37,6 +36,8 @@ from loft_warehouse.inference.systems import (
 from loft_warehouse.model_tokens import rank_dir
 from loft_warehouse.progress import emit_stderr
 
+Relation = duckdb.DuckDBPyRelation
+
 PROMPT_COLUMNS = (
     "prompt_id", "task", "dataset", "corpus_id", "variant", "method", "stage", "split", "qid", "turn", "call_index",
     "n_turns", "prefix_id", "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total", "system",
@@ -54,7 +55,7 @@ def _feeds_back_pids(prompt_rows: pl.DataFrame) -> bool:
     return prompt_rows.filter((pl.col("task") == "retrieval") & (pl.col("n_turns") > 1)).height > 0
 
 
-def project(relation: Any, columns: tuple[str, ...] | None = None) -> pl.DataFrame:
+def project(relation: Relation, columns: tuple[str, ...] | None = None) -> pl.DataFrame:
     """A DuckDB relation (what dbt.ref returns) as polars, optionally only some columns."""
     if columns is not None:
         present = [c for c in columns if c in relation.columns]
@@ -62,7 +63,7 @@ def project(relation: Any, columns: tuple[str, ...] | None = None) -> pl.DataFra
     return relation.pl()
 
 
-def query_limit(value: Any) -> int | None:
+def query_limit(value: object) -> int | None:
     """The `limit` var: a positive number of queries per dataset and split, or None."""
     if value is None or not str(value).strip() or str(value).strip().lower() in ("none", "null"):
         return None
@@ -95,7 +96,7 @@ def _has_steps(prompt_rows: pl.DataFrame) -> bool:
     return any(method(name).stage(stage).executor == "bm25" for name, stage in pairs)
 
 
-def configured_systems(systems_file_setting: str | None, batch: Any = None) -> dict[str, System]:
+def configured_systems(systems_file_setting: str | None, batch: str | list[str] | None = None) -> dict[str, System]:
     """All systems of the configured systems file, those named by the `batch` setting (var, then
     $LOFT_BATCH) switched to batch mode."""
     systems = load_systems(systems_file(systems_file_setting))
@@ -113,18 +114,19 @@ def configured_systems(systems_file_setting: str | None, batch: Any = None) -> d
     return systems
 
 
-def _prefix_texts(prefixes: Any, prompt_rows: pl.DataFrame) -> dict[str, str]:
+def _prefix_texts(prefixes: Relation | None, prompt_rows: pl.DataFrame) -> dict[str, str]:
     """Prefix text by prefix_id, for the prefixes the prompt rows use (rows of later stages
-    carry their prefix text themselves)."""
+    carry their prefix text themselves; stage 1 passes the prefixes relation)."""
     if "prefix_text" in prompt_rows.columns:
         pairs = prompt_rows.select("prefix_id", "prefix_text").unique("prefix_id")
         return dict(zip(pairs["prefix_id"], pairs["prefix_text"], strict=True))
+    assert prefixes is not None, "stage 1 prompt rows without the prefixes relation"
     needed = prompt_rows["prefix_id"].unique().to_list()
     rows = project(prefixes, ("prefix_id", "text")).filter(pl.col("prefix_id").is_in(needed))
     return dict(zip(rows["prefix_id"], rows["text"], strict=True))
 
 
-def _segment_texts(segments: Any, prompt_rows: pl.DataFrame) -> dict[str, str]:
+def _segment_texts(segments: Relation | None, prompt_rows: pl.DataFrame) -> dict[str, str]:
     """Segment text by segment_id, for the segments the prompt rows list."""
     if segments is None or "segment_ids" not in prompt_rows.columns:
         return {}
@@ -203,7 +205,6 @@ def response_store(store_setting: str | None, systems: list[System], emit: Calla
 
 
 # What dbt.ref() and dbt.source() hand a Python model.
-Relation = duckdb.DuckDBPyRelation
 
 
 @dataclass(frozen=True)

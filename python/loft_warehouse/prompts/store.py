@@ -491,8 +491,7 @@ def built(
 ) -> PromptTables:
     """build() with settings resolved, made once per process on the inputs' content so that the
     prompt models of a size render once, and kept across builds (frame_cache)."""
-    root = None if tokenizer_model else settings.data_dir(data_dir)
-    model = settings.tokenizer_model(tokenizer_model, root)
+    model = settings.build_tokenizer_model(tokenizer_model, data_dir)
     key = frame_cache.key_of("prompts", [frame_cache.file_stamp(model), int(seed), design, corpus, queries, datasets])
 
     def render_or_reuse() -> PromptTables:
