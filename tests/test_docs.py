@@ -9,6 +9,7 @@ import re
 import yaml
 
 from loft_warehouse.cli import build_parser
+from loft_warehouse.design import Design
 from loft_warehouse.settings import PROJECT_ROOT
 from tests import docs_commands
 
@@ -120,3 +121,36 @@ def test_the_settings_table_lists_every_setting_of_dbt_project() -> None:
     table = text[text.index("| var | default | meaning |") :].split("\n\n")[0]
     documented = {key for row in table.splitlines()[2:] for key in re.findall(r"`(\w+)`", row.split("|")[1])}
     assert documented == keys
+
+
+def _settings_rows() -> dict[str, str]:
+    """The settings table's default cell of each var (a row naming several vars gives each its
+    own part of the cell, in order)."""
+    text = (PROJECT_ROOT / "docs" / "sizes-and-schemas.md").read_text(encoding="utf-8")
+    table = text[text.index("| var | default | meaning |") :].split("\n\n")[0]
+    defaults = {}
+    for row in table.splitlines()[2:]:
+        names, default = (cell.strip() for cell in row.strip("|").split("|")[:2])
+        keys = re.findall(r"`(\w+)`", names)
+        parts = [part.strip().strip("`") for part in re.split(r",\s*(?![^\[]*\])", default)]
+        defaults.update(zip(keys, parts if len(keys) > 1 else [default.strip("`")], strict=True))
+    return defaults
+
+
+def test_the_settings_table_gives_the_defaults_the_build_uses() -> None:
+    defaults = _settings_rows()
+    design = Design()
+    numbers = {
+        name: getattr(design, name)
+        for name in ("litm_documents", "rr_lengths", "rr_step", "reprompt_every", "icr_pages", "chunk_tokens",
+                     "verify_candidates")
+    }  # fmt: skip
+    assert {name: defaults[name] for name in numbers} == {
+        name: str(list(value)) if isinstance(value, tuple) else str(value) for name, value in numbers.items()
+    }
+    assert (defaults["methods"], defaults["prompt_variants"]) == (
+        f"[{design.methods[0].name}]",
+        f"[{design.variants[0].name}]",
+    )
+    project = (PROJECT_ROOT / "dbt_project.yml").read_text(encoding="utf-8")
+    assert f"var('seed', {defaults['seed']})" in project
