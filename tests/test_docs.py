@@ -111,25 +111,27 @@ def test_the_tour_table_is_one_row_per_line_under_its_header() -> None:
     assert rows and all(len(row) == len(header) for row in rows)
 
 
+def _settings_table() -> list[str]:
+    """The rows of docs/sizes-and-schemas.md's settings table, under its header."""
+    text = (PROJECT_ROOT / "docs" / "sizes-and-schemas.md").read_text(encoding="utf-8")
+    return text[text.index("| var | default | meaning |") :].split("\n\n")[0].splitlines()[2:]
+
+
 def test_the_settings_table_lists_every_setting_of_dbt_project() -> None:
     """docs/sizes-and-schemas.md documents each key of dbt_project.yml's `loft` block (the one
     home of the settings), and no other."""
     keys = set(
         yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))["models"]["loft"]["+loft"]
     )
-    text = (PROJECT_ROOT / "docs" / "sizes-and-schemas.md").read_text(encoding="utf-8")
-    table = text[text.index("| var | default | meaning |") :].split("\n\n")[0]
-    documented = {key for row in table.splitlines()[2:] for key in re.findall(r"`(\w+)`", row.split("|")[1])}
+    documented = {key for row in _settings_table() for key in re.findall(r"`(\w+)`", row.split("|")[1])}
     assert documented == keys
 
 
 def _settings_rows() -> dict[str, str]:
     """The settings table's default cell of each var (a row naming several vars gives each its
     own part of the cell, in order)."""
-    text = (PROJECT_ROOT / "docs" / "sizes-and-schemas.md").read_text(encoding="utf-8")
-    table = text[text.index("| var | default | meaning |") :].split("\n\n")[0]
     defaults = {}
-    for row in table.splitlines()[2:]:
+    for row in _settings_table():
         names, default = (cell.strip() for cell in row.strip("|").split("|")[:2])
         keys = re.findall(r"`(\w+)`", names)
         parts = [part.strip().strip("`") for part in re.split(r",\s*(?![^\[]*\])", default)]
