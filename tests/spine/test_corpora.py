@@ -149,3 +149,14 @@ def test_a_release_corpus_far_over_its_budget_is_flagged_and_warned_not_complete
     )
     assert n_tokens > 1.4 * budget
     assert (within, complete) == (False, False)
+
+
+def test_a_conversation_with_several_exclusion_reasons_lists_them_in_order(spine_warehouse: Path) -> None:
+    """SParC's sparc-dev-170 has turns excluded for two reasons: the conversation names both, in
+    the same order every build (an unordered string_agg gave either order)."""
+    rows = query(
+        spine_warehouse,
+        "select size, exclusion_reason from (select '32k' as size, * from loft_32k_internal.int_query_splits "
+        "union all select '128k', * from loft_128k_internal.int_query_splits) where qid = 'sparc-dev-170'",
+    )
+    assert sorted(rows) == [("128k", "arbitrary_row; order_dependent"), ("32k", "arbitrary_row; order_dependent")]

@@ -12,7 +12,7 @@ sql_databases as (select * from {{ ref('loft_128k__int_sql_databases') }}),
 sql_gold as (select * from {{ ref('loft_128k__stg_sql_gold') }}),
 
 sql_conversations as (
-    select dataset, qid, bool_and(eligible) as eligible, string_agg(distinct exclusion_reason, '; ') as exclusion_reason
+    select dataset, qid, bool_and(eligible) as eligible, string_agg(distinct exclusion_reason, '; ' order by exclusion_reason) as exclusion_reason
     from sql_gold
     group by all
 ),
