@@ -131,7 +131,7 @@ def test_the_docs_position_and_sweep_queries_run_as_written(warehouse: Path) -> 
     documents, and the Reprompt sweep pivoted by its setting."""
     curve = query(warehouse, docs_commands.sql("position-curve"))
     assert [(system, position, n) for system, position, n, *_ in curve] == [
-        ("gpt-fixture", p, 10) for p in (0.0, 4.0, 9.0, 14.0, 19.0)
+        ("gpt-fixture", p, 100) for p in (0.0, 4.0, 9.0, 14.0, 19.0)
     ]
     assert all(low <= mean <= high for *_, mean, low, high in curve)
     sweep = query(warehouse, docs_commands.sql("reprompt-sweep"))
