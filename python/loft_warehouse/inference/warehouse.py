@@ -36,6 +36,7 @@ from loft_warehouse.inference.systems import (
 from loft_warehouse.model_tokens import rank_dir
 from loft_warehouse.progress import emit_stderr
 
+# What dbt.ref() and dbt.source() hand a Python model.
 Relation = duckdb.DuckDBPyRelation
 
 PROMPT_COLUMNS = (
@@ -202,9 +203,6 @@ def response_store(store_setting: str | None, systems: list[System], emit: Calla
         emit(f"{', '.join(dry)}: answered by the loft fixture server, so responses go to {FIXTURE_STORE}")
         return FIXTURE_STORE
     return store_path(None)
-
-
-# What dbt.ref() and dbt.source() hand a Python model.
 
 
 @dataclass(frozen=True)
