@@ -94,6 +94,14 @@ def released_specs(root: Path, size_label: str) -> list[DatasetSpec]:
     return found
 
 
+def unbuilt_multimodal(root: Path, size_label: str) -> list[str]:
+    """The release's mm/{dataset} folders at this size, which the dbt build does not take yet."""
+    task_dir = root / "loft" / "mm"
+    if not task_dir.is_dir():
+        return []
+    return [f"mm/{p.name}" for p in sorted(task_dir.iterdir()) if (p / size_label).is_dir()]
+
+
 def parse_selection(only: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
     """Normalise a dataset selection ("retrieval/nq,icl/bbh_date" or a list) to sorted names."""
     if not only:
@@ -120,6 +128,12 @@ def specs_for_size(
     studies: `study: true` in the registry) are built only when named.
     """
     chosen = {(s.task, s.dataset): s for s in released_specs(root, size_label)}
+    multimodal = unbuilt_multimodal(root, size_label)
+    if multimodal and not quiet:
+        print(
+            f"not built at {size_label}: {', '.join(multimodal)} in {root / 'loft'} (multimodal datasets are read "
+            "and rendered by loft_warehouse.sources.loft_mm and prompts.multimodal, not yet by the dbt build)"
+        )
     raw = [s for s in specs() if s.source != "loft_release" and size_label in s.sizes]
     has_raw = (root / "raw").is_dir()
     for spec in raw if has_raw else ():

@@ -24,7 +24,7 @@ def _entry(path: str, name: str, value: object) -> dict:
 
 def extract(loft: Path, commit: str) -> dict:
     sys.path.insert(0, str(loft))
-    from prompts.constants import common, icl, rag, retrieval, sql
+    from prompts.constants import common, icl, mm, rag, retrieval, sql
 
     from prompts import utils as prompt_utils
 
@@ -34,8 +34,8 @@ def extract(loft: Path, commit: str) -> dict:
             "commit": commit,
             "license": "Apache-2.0",
             "note": "Prompt strings of LOFT's prompt code (prompts/constants/*.py, prompts/utils.py) as its "
-            "few_shot_with_cot / many_shot prompts use them; read by python/loft_warehouse/prompts/instructions.py "
-            "and prompts/sql.py; written by tests/differential/extract_loft_prompts.py.",
+            "few_shot_with_cot / many_shot prompts use them; read by python/loft_warehouse/prompts/instructions.py, "
+            "prompts/sql.py and prompts/multimodal.py; written by tests/differential/extract_loft_prompts.py.",
         },
         "common": {
             "default_title": _entry("prompts/utils.py", "DEFAULT_TITLE", prompt_utils.DEFAULT_TITLE),
@@ -81,6 +81,17 @@ def extract(loft: Path, commit: str) -> dict:
         "corpus_format": _entry(path, "CORPUS_FORMAT", icl.CORPUS_FORMAT),
         "target_proposition": _entry(path, "TARGET_PROPOSITION", icl.TARGET_PROPOSITION),
         "ending_notation": _entry(path, "ENDING_NOTATION", icl.ENDING_NOTATION),
+    }
+    path = "prompts/constants/mm.py"
+    document["mm"] = {
+        "prompt_mapper": _entry(path, "PROMPT_MAPPER", mm.PROMPT_MAPPER),
+        "corpus_instruction": _entry(path, "CORPUS_INSTRUCTION", mm.CORPUS_INSTRUCTION),
+        "corpus_format": _entry(path, "CORPUS_FORMAT", mm.CORPUS_FORMAT),
+        "query_prefix": _entry(path, "QUERY_FORMAT_PREFIX", mm.QUERY_FORMAT_PREFIX),
+        "query_suffix": _entry(path, "QUERY_FORMAT_SUFFIX", mm.QUERY_FORMAT_SUFFIX),
+        "few_shot_query_prefix": _entry(path, "FEW_SHOT_QUERY_FORMAT_PREFIX", mm.FEW_SHOT_QUERY_FORMAT_PREFIX),
+        "few_shot_query_suffix": _entry(path, "FEW_SHOT_QUERY_FORMAT_SUFFIX", mm.FEW_SHOT_QUERY_FORMAT_SUFFIX),
+        "few_shot_answer_format": _entry(path, "FEW_SHOT_EXAMPLE_ANSWER_FORMAT", mm.FEW_SHOT_EXAMPLE_ANSWER_FORMAT),
     }
     return document
 

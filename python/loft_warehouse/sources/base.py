@@ -12,7 +12,8 @@ class Document:
     """One candidate: a passage, a many-shot example (answer = its target) or a SQL table.
 
     corpus_id groups documents that form one corpus: the dataset for shared corpora, the
-    database id for SQL (each query sees only its own database).
+    database id for SQL (each query sees only its own database). media are the sha256 of the
+    document's media in the order they are shown (sources.loft_mm).
     """
 
     pid: str
@@ -24,6 +25,7 @@ class Document:
     label: str | None = None
     corpus_id: str | None = None
     draw_rank: int | None = None
+    media: tuple[str, ...] = ()
 
 
 @dataclass
@@ -35,7 +37,7 @@ class Query:
     (capped at max_gold); relevant_pids are all documents relevant to the query, which are
     never drawn as random fillers. gold_sql[t] is the gold SQL for turn t. upstream_qid is the
     id LOFT's evaluator knows the query by when it differs from qid (BBH's native layout:
-    the index in its split file).
+    the index in its split file). media are the sha256 of a multimodal query's media, in order.
     """
 
     qid: str
@@ -51,6 +53,7 @@ class Query:
     release_split: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     upstream_qid: str | None = None
+    media: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
