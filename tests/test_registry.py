@@ -41,7 +41,7 @@ def test_without_raw_sources_only_the_release_is_built_and_the_rest_named_once(t
     assert "sql/spider" in out[1] and "rag/nq" in out[1]
 
 
-def test_a_multimodal_release_is_named_not_skipped_silently(tmp_path: Path, capsys) -> None:
+def test_a_multimodal_release_is_named_and_its_names_are_a_selection(tmp_path: Path, capsys) -> None:
     _release(tmp_path, "retrieval", "arguana")
     for dataset in ("flickr30k", "fleurs_en_tts"):
         (tmp_path / "loft" / "mm" / dataset / "128k").mkdir(parents=True)
@@ -49,6 +49,7 @@ def test_a_multimodal_release_is_named_not_skipped_silently(tmp_path: Path, caps
     built = specs_for_size(tmp_path, "128k", ("retrieval/arguana",))
     assert [(s.task, s.dataset) for s in built] == [("retrieval", "arguana")]
     assert capsys.readouterr().out.splitlines() == [
-        f"not built at 128k: mm/fleurs_en_tts, mm/flickr30k in {tmp_path / 'loft'} (multimodal datasets are read "
-        "and rendered by loft_warehouse.sources.loft_mm and prompts.multimodal, not yet by the dbt build)"
+        f"multimodal at 128k: mm/fleurs_en_tts, mm/flickr30k in {tmp_path / 'loft'} are landed and rendered "
+        "(loft_128k__stg_mm_media, __mm_prompt_parts), not yet answered or scored"
     ]
+    assert specs_for_size(tmp_path, "128k", ("mm/flickr30k", "retrieval/arguana"), quiet=True)

@@ -94,8 +94,8 @@ def released_specs(root: Path, size_label: str) -> list[DatasetSpec]:
     return found
 
 
-def unbuilt_multimodal(root: Path, size_label: str) -> list[str]:
-    """The release's mm/{dataset} folders at this size, which the dbt build does not take yet."""
+def multimodal_datasets(root: Path, size_label: str) -> list[str]:
+    """The release's mm/{dataset} folders at this size (media_tables builds them)."""
     task_dir = root / "loft" / "mm"
     if not task_dir.is_dir():
         return []
@@ -128,11 +128,11 @@ def specs_for_size(
     studies: `study: true` in the registry) are built only when named.
     """
     chosen = {(s.task, s.dataset): s for s in released_specs(root, size_label)}
-    multimodal = unbuilt_multimodal(root, size_label)
+    multimodal = multimodal_datasets(root, size_label)
     if multimodal and not quiet:
         print(
-            f"not built at {size_label}: {', '.join(multimodal)} in {root / 'loft'} (multimodal datasets are read "
-            "and rendered by loft_warehouse.sources.loft_mm and prompts.multimodal, not yet by the dbt build)"
+            f"multimodal at {size_label}: {', '.join(multimodal)} in {root / 'loft'} are landed and rendered "
+            f"(loft_{size_label.lower()}__stg_mm_media, __mm_prompt_parts), not yet answered or scored"
         )
     raw = [s for s in specs() if s.source != "loft_release" and size_label in s.sizes]
     has_raw = (root / "raw").is_dir()
@@ -157,7 +157,7 @@ def specs_for_size(
     unraw = sorted(set(only) & {f"{s.task}/{s.dataset}" for s in raw} - set(names))
     if unraw:
         raise ConfigurationError(f"datasets {unraw} are built from raw sources, but {root} has no raw/ folder")
-    unknown = set(only) - set(names) - families
+    unknown = set(only) - set(names) - families - set(multimodal) - {"mm/*"}
     if unknown:
         raise ConfigurationError(
             f"datasets {sorted(unknown)} are not built at size {size_label}; "

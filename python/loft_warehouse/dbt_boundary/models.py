@@ -10,7 +10,7 @@ import duckdb
 import pandas as pd
 import polars as pl
 
-from loft_warehouse import quality, settings, staging
+from loft_warehouse import media_tables, quality, settings, staging
 from loft_warehouse.design import Design
 from loft_warehouse.methods import stage2
 from loft_warehouse.prompts import store
@@ -31,6 +31,12 @@ def staged_frame(loft: Loft, size: str, frame: str) -> pl.DataFrame:
         loft.get("datasets"),
     )
     return getattr(landed, frame)
+
+
+def media_table(loft: Loft, size: str, table: str) -> pl.DataFrame:
+    """One of a size's multimodal tables (stg_mm_media, stg_mm_corpus, stg_mm_queries,
+    mm_prompt_parts), built once for all of them."""
+    return getattr(media_tables.built(loft.get("data_dir"), size, loft.get("datasets")), table)
 
 
 def prompt_table(

@@ -1,0 +1,6 @@
+from loft_warehouse.dbt_boundary import models
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    return models.media_table(dbt.config.get("loft"), dbt.config.get("loft_size"), "queries")
