@@ -55,6 +55,11 @@
     ('qampari', 'quest')
 {%- endmacro %}
 
+{# Tasks whose answers are document IDs, scored by recall (LOFT's evaluator scores mm as retrieval). #}
+{% macro scoring_id_tasks() -%}
+    ('retrieval', 'mm')
+{%- endmacro %}
+
 {# Lost in the Middle key-value retrieval datasets (task litm). #}
 {% macro scoring_key_value_datasets() -%}
     ('kv_retrieval')
@@ -103,7 +108,7 @@ base as (
         p.pred_pids_strict as pred_strict,
         {{ scoring_empty_answer_flags() }}
     {{ scoring_predictions_with_queries(predictions, queries) }}
-    where p.task = 'retrieval'
+    where p.task in {{ scoring_id_tasks() }}
 ),
 
 {#- Per prediction, 1 where it is a hit (loft: its first occurrence, found in the gold; strict:
@@ -661,22 +666,22 @@ where p.task = 'litm' and p.dataset in {{ scoring_key_value_datasets() }}
 
 
 {#
-  The primary metric of a dataset (paper Table 2): recall@1 for single-gold retrieval,
+  The primary metric of a dataset (paper Table 2): recall@1 for single-gold retrieval and mm,
   MRecall@k with k = max_gold for multi-gold retrieval, subspan EM for RAG, execution
   accuracy for SQL, accuracy (em) for many-shot ICL; the studies' own: best-subspan EM on the
   first line (Lost in the Middle QA), the value in the answer (key-value retrieval), R&R's
   symmetric fuzzy match.
 #}
 {% macro scoring_primary_metric(task, dataset, max_gold) -%}
-    case {{ task }}
-        when 'retrieval' then
+    case
+        when {{ task }} in {{ scoring_id_tasks() }} then
             case when coalesce({{ max_gold }}, 1) <= 1 then 'recall@1' else 'mrecall@' || {{ max_gold }} end
-        when 'rag' then 'subspan_em'
-        when 'sql' then 'exec_acc'
-        when 'icl' then 'em'
-        when 'litm' then case when {{ dataset }} in {{ scoring_key_value_datasets() }} then 'kv_accuracy'
+        when {{ task }} = 'rag' then 'subspan_em'
+        when {{ task }} = 'sql' then 'exec_acc'
+        when {{ task }} = 'icl' then 'em'
+        when {{ task }} = 'litm' then case when {{ dataset }} in {{ scoring_key_value_datasets() }} then 'kv_accuracy'
                               else 'litm_best_subspan_em' end
-        when 'rr' then 'rr_fuzzy_match'
+        when {{ task }} = 'rr' then 'rr_fuzzy_match'
     end
 {%- endmacro %}
 

@@ -13,6 +13,9 @@ from loft_warehouse.errors import ConfigurationError
 
 REGISTRY_FILE = Path(__file__).with_name("datasets.yaml")
 RELEASE_TASKS = ("retrieval", "rag", "sql", "icl")
+# Tasks whose answers are document IDs, scored by recall: LOFT's evaluator scores mm with its
+# retrieval evaluation (evaluation.EVALUATION_TASKS["mm"]).
+ID_TASKS = frozenset({"retrieval", "mm"})
 RELEASE_CORPUS_FILES = ("corpus.jsonl", "corpus.json")
 # LOFT's RAG datasets whose questions have several answers, all required (its multi_value_rag).
 MULTI_ANSWER_DATASETS = frozenset({"qampari", "quest"})

@@ -1,6 +1,7 @@
 """LOFT's seven example prediction files, imported unchanged with `loft import-predictions
---queries` (no corpus of theirs is built) and scored by `dbt build`: each dataset's loft means
-in `metrics` are LOFT's aggregate (upstream.json, recorded by record_upstream.py)."""
+--queries` (no corpus of theirs is built), and the multimodal case (task type mm, which LOFT's
+examples lack), scored by `dbt build`: each dataset's loft means in `metrics` are LOFT's
+aggregate (upstream.json, recorded by record_upstream.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tests.conftest import query, run_dbt
 pytestmark = pytest.mark.slow
 CASES = Path(__file__).resolve().parent / "cases"
 EXAMPLES = sorted(p.name for p in CASES.iterdir() if p.name.startswith("example_"))
+IMPORTED = [*EXAMPLES, "mm_retrieval"]
 LOFT = str(Path(sys.executable).with_name("loft"))
 
 
@@ -35,7 +37,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> tu
     built = run_dbt(["build", "--select", "loft_128k", "--vars", "{datasets: retrieval/nq}"], database, env)
     assert built.returncode == 0, built.stdout[-5000:]
     printed = []
-    for name in EXAMPLES:
+    for name in IMPORTED:
         case = CASES / name
         task_type = json.loads((case / "case.json").read_text())["task_type"]
         command = [LOFT, "import-predictions", str(case / "preds.jsonl"), "--queries", str(case / "queries.jsonl"),
@@ -50,7 +52,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> tu
     return database, "".join(printed)
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", IMPORTED)
 def test_loft_means_are_loft_aggregates(warehouse: tuple[Path, str], name: str) -> None:
     database, _ = warehouse
     means = dict(
@@ -69,3 +71,13 @@ def test_each_import_says_what_loft_semantics_did(warehouse: tuple[Path, str]) -
     assert printed.count("preds.jsonl: 10 lines; 0 duplicate qid line(s)") == 6
     assert printed.count("preds.jsonl: 4 lines; 0 duplicate qid line(s)") == 1
     assert printed.count("0 unanswered quer(ies) (scored 0)") == len(EXAMPLES)
+    assert "preds.jsonl: 7 lines; 0 duplicate qid line(s)" in printed and "1 unanswered quer(ies) (scored 0)" in printed
+
+
+def test_multimodal_predictions_are_scored_by_recall_at_1(warehouse: tuple[Path, str]) -> None:
+    database, _ = warehouse
+    primary = query(
+        database,
+        "select distinct task, metric from loft_128k.scores where dataset = 'mm_retrieval' and is_primary",
+    )
+    assert primary == [("mm", "recall@1")]

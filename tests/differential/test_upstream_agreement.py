@@ -29,6 +29,7 @@ SYSTEM = "upstream-run"
 # The keys LOFT's evaluator reports per task type (besides qid and turn ids).
 KEYS = {
     "retrieval": {f"{m}@{k}" for m in ("recall", "mrecall") for k in (1, 2, 3, 5)} | {"capped_recall@1"},
+    "mm": {f"{m}@{k}" for m in ("recall", "mrecall") for k in (1, 2, 3, 5)} | {"capped_recall@1"},
     "rag": {"em", "subspan_em", "f1"},
     "multi_value_rag": {"em", "subspan_em", "f1", "coverage"},
     "sql": {"exec_acc"},

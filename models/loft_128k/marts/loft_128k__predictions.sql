@@ -1,6 +1,6 @@
 {#
   predictions: int_predictions with the lists it stores once given back to every column.
-  pred_pids_* exist for retrieval rows only (NULL otherwise).
+  pred_pids_* exist for retrieval and mm rows only (NULL otherwise).
 #}
 with
 
@@ -10,7 +10,7 @@ stored as (
 
 loft_pids as (
     select
-        * replace (case when task = 'retrieval' then coalesce(pred_pids_loft, answer_loft) end as pred_pids_loft)
+        * replace (case when task in {{ scoring_id_tasks() }} then coalesce(pred_pids_loft, answer_loft) end as pred_pids_loft)
     from stored
 ),
 
@@ -19,7 +19,7 @@ final as (
         * replace (
             coalesce(answer_strict, answer_loft) as answer_strict,
             coalesce(answer_strict_json, answer_loft_json) as answer_strict_json,
-            case when task = 'retrieval' then coalesce(pred_pids_strict, pred_pids_loft) end as pred_pids_strict
+            case when task in {{ scoring_id_tasks() }} then coalesce(pred_pids_strict, pred_pids_loft) end as pred_pids_strict
         )
     from loft_pids
 )

@@ -72,7 +72,7 @@ entity_titles_{{ rule }} as (
 {%- endfor %}
 
 retrieval as not materialized (
-    select * from answers where task = 'retrieval'
+    select * from answers where task in {{ scoring_id_tasks() }}
 ),
 
 {#- Imported pids of a dataset without a corpus here (an answer file imported with --queries)
@@ -142,7 +142,7 @@ with_ids as (
         null::varchar[] as pids_strict,
         null::varchar[] as unknown_ids_strict
     from answers
-    where task <> 'retrieval'
+    where task not in {{ scoring_id_tasks() }}
     union all by name
     select
         * exclude (stripped_strict),

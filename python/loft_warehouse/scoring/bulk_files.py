@@ -29,6 +29,7 @@ from duckdb.sqltypes import BIGINT, VARCHAR
 from loft_warehouse import settings
 from loft_warehouse.answers.parse import answer_texts, loaded_json_text
 from loft_warehouse.readers import max_line_bytes
+from loft_warehouse.registry import ID_TASKS
 from loft_warehouse.scoring.duckdb_functions import register_sql_macros
 
 # Escapes the fast path leaves to Python: surrogates and control characters, which DuckDB decodes
@@ -104,7 +105,7 @@ def _python_gold(text: str, task: str) -> str:
     """A single-turn query's gold as the Python reader writes it (numbers, escapes and all): the
     answers (RAG, SQL rows, which the shape checks have passed) or the gold pids (retrieval)."""
     answers = json.loads(text)["answers"]
-    gold = [pair[0] for pair in answers] if task == "retrieval" else answers
+    gold = [pair[0] for pair in answers] if task in ID_TASKS else answers
     return json.dumps(gold, ensure_ascii=False)
 
 
@@ -189,6 +190,7 @@ ANSWER_FIELDS = {
 # strings when it is one (its JSON is then written in SQL; otherwise by Python from the line).
 _ANSWER_SHAPES = {
     "retrieval": (_pairs("answers"), _pids("answers"), "answers"),
+    "mm": (_pairs("answers"), _pids("answers"), "answers"),
     "rag": (
         f"({_is('qrels', 'NULL')} or {_pairs('qrels')})",
         _pids("qrels"),
@@ -251,7 +253,7 @@ def _write_answer_file(
     # the last query that is line - 1, which needs no window over the whole file.
     rank = "line - 1" if checks[1] else "row_number() over (order by line) - 1"
     sql = task == "sql"
-    gold_json = _json_strings("gold_pids" if task == "retrieval" else _strings("gold_list"))
+    gold_json = _json_strings("gold_pids" if task in ID_TASKS else _strings("gold_list"))
     # DuckDB keeps insertion order, so the rows are written in file order.
     con.execute(
         f"""

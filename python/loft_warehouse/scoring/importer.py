@@ -14,7 +14,7 @@ then lands it as parquet under the imports folder (`$LOFT_IMPORTS_DIR`, default 
 the project). With `--queries ANSWERS` (LOFT's answer file, as run_evaluation.py takes it) the
 queries come from that file instead and are landed beside the predictions, so a run made with
 LOFT's own scripts scores without a corpus or a built dataset. `--task` takes LOFT's task types
-(retrieval, rag, multi_value_rag, sql, icl). The dbt models int_imported_queries and
+(retrieval, rag, multi_value_rag, sql, icl, mm). The dbt models int_imported_queries and
 int_imported_predictions of that size read every landed file; a query a file does not answer
 gets a 'missing' row, so it scores 0 and counts as unanswered instead of vanishing. The import
 then flows through predictions, scores, metrics and leaderboard like any run (source = 'import').
@@ -45,7 +45,7 @@ from loft_warehouse.scoring.upstream_files import (
 )
 from loft_warehouse.settings import PROJECT_ROOT, SIZES
 
-TASKS = ("retrieval", "rag", "sql", "icl")
+TASKS = ("retrieval", "rag", "sql", "icl", "mm")
 SPLITS = ("dev", "test")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 

@@ -32,7 +32,7 @@ import polars as pl
 from loft_warehouse.answers.parse import answer_texts, loaded_json_text
 from loft_warehouse.errors import BadInputError
 from loft_warehouse.readers import read_jsonl, require
-from loft_warehouse.registry import DatasetSpec
+from loft_warehouse.registry import ID_TASKS, DatasetSpec
 from loft_warehouse.scoring import bulk_files
 from loft_warehouse.sources.base import Query, SourceData
 from loft_warehouse.sources.loft_release import bbh_queries, query_from_record
@@ -45,6 +45,7 @@ TASK_TYPES: dict[str, tuple[str, bool]] = {
     "multi_value_rag": ("rag", True),
     "sql": ("sql", False),
     "icl": ("icl", False),
+    "mm": ("mm", False),
 }
 # The queries mart's columns (as staging lands them) and is_multi_answer: what scoring reads.
 SCORED_QUERY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
@@ -173,7 +174,7 @@ def known_queries(queries: pl.DataFrame) -> dict[str, Known]:
     for (upstream_qid,), group in ordered.group_by("upstream_qid", maintain_order=True):
         first = group.row(0, named=True)
         golds: list[Any]
-        if first["task"] == "retrieval":
+        if first["task"] in ID_TASKS:
             golds = [list(p or []) for p in group["gold_pids"].to_list()]
         else:
             golds = [json.loads(g) if g is not None else None for g in group["gold"].to_list()]
@@ -188,7 +189,7 @@ def _refuse(path: Path, line: int, qid: str, message: str) -> BadInputError:
 def _whole_gold(task: str, golds: list[Any], path: Path, line: int, qid: str) -> str | None:
     """The gold LOFT's evaluator reads for a one-turn line of a multi-turn query (JSON), or None
     where it reads the query's own turn-0 gold."""
-    if task == "retrieval":
+    if task in ID_TASKS:
         return json.dumps([pid for turn in golds for pid in turn], ensure_ascii=False)
     if task == "sql":
         return json.dumps(golds, ensure_ascii=False)

@@ -12,6 +12,7 @@ from typing import Any
 
 from loft_warehouse.errors import BadInputError
 from loft_warehouse.readers import read_json, read_jsonl, require
+from loft_warehouse.registry import ID_TASKS
 from loft_warehouse.sources.base import Document, Query, SourceData
 
 SPLITS = ("few_shot", "dev", "test")
@@ -99,7 +100,7 @@ def query_from_record(task: str, record: dict[str, Any], split: str, path: Path,
         release_split=split,
         metadata=metadata,
     )
-    if task == "retrieval":
+    if task in ID_TASKS:
         query.gold_pids = [_pid_list(a, path, row) for a in answers]
         query.gold = query.gold_pids
     elif task == "rag":
