@@ -1,6 +1,6 @@
 """A size's multimodal tables: media as BLOBs of the bytes sent, the corpus and queries with their
-shown IDs, and prompts as ordered parts that put LOFT's prompt back together; through dbt, at
-two sizes, with a bad media file named in one line."""
+shown IDs, prompts as ordered parts that put LOFT's prompt back together, and the cost estimate
+with media tokens; through dbt, at two sizes, with a bad media file named in one line."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tests.conftest import query, run_dbt
 
 HERE = Path(__file__).resolve().parent
 RECORDED = HERE / "differential" / "mm_prompts"
-MODELS = ("stg_mm_media", "stg_mm_corpus", "stg_mm_queries", "mm_prompt_parts")
+MODELS = ("stg_mm_media", "stg_mm_corpus", "stg_mm_queries", "mm_prompt_parts", "mm_cost_estimates")
 
 
 def _release(root: Path) -> Path:
@@ -81,6 +81,13 @@ def test_dbt_lands_media_at_two_sizes_and_names_a_bad_file(tmp_path: Path, share
     )
     recorded = json.loads((RECORDED / "oven.json").read_text(encoding="utf-8"))["prompts"]["test/test-4"]["parts"]
     assert [(p["mime_type"], p.get("text"), p.get("media_sha256")) for p in recorded] == parts
+    estimates = query(
+        database,
+        "select system, status, media_tokens from loft_32k.mm_cost_estimates where split = 'test' and "
+        "(system, dataset) in (('gemini-2.5-flash', 'flickr30k'), ('gpt-4o', 'fleurs_en_tts')) order by 1",
+    )
+    # 6 corpus images x 258 tokens in each of the 2 test requests; GPT-4o takes no audio here.
+    assert estimates == [("gemini-2.5-flash", "estimated", 2 * 6 * 258), ("gpt-4o", "skipped_unsupported", None)]
     (root / "loft" / "mm" / "oven" / "128k" / "resources" / "oven-003.png").write_bytes(b"not an image")
     broken = run_dbt(["build", "--select", *_select("128k")], tmp_path / "broken.duckdb", env)
     bad = f"{root}/loft/mm/oven/128k/corpus.jsonl:4: {root}/loft/mm/oven/128k/resources/oven-003.png: not an image"

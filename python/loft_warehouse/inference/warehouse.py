@@ -21,7 +21,7 @@ import polars as pl
 from loft_warehouse import frame_cache, settings
 from loft_warehouse.design import Design
 from loft_warehouse.errors import ConfigurationError
-from loft_warehouse.inference import cost, runner
+from loft_warehouse.inference import cost, media_cost, runner
 from loft_warehouse.inference.fixture_server import is_fixture
 from loft_warehouse.inference.providers.registry import BATCH_PROVIDERS
 from loft_warehouse.inference.store import FIXTURE_STORE, PLANTED_STORE, ResponseStore, store_path
@@ -35,6 +35,7 @@ from loft_warehouse.inference.systems import (
 )
 from loft_warehouse.model_tokens import rank_dir
 from loft_warehouse.progress import emit_stderr
+from loft_warehouse.tokens import counter
 
 # What dbt.ref() and dbt.source() hand a Python model.
 Relation = duckdb.DuckDBPyRelation
@@ -178,6 +179,29 @@ def cost_estimates(
     parts = [size, systems, design, _tokenizer_stamps(data_dir), frame, price_frame, texts, segment_texts, documents]
     key = frame_cache.key_of("cost_estimates", parts)
     return frame_cache.kept("cost_estimates", key, ["estimates"], estimates)[0]["estimates"]
+
+
+def mm_cost_estimates(
+    size: str,
+    systems_file_setting: str | None,
+    parts: Relation,
+    media: Relation,
+    prices: Relation,
+    tokenizer_model: str | None = None,
+    data_dir: str | None = None,
+) -> pl.DataFrame:
+    """The estimate of every configured system on this size's multimodal prompts (media_cost.py)."""
+    systems = list(configured_systems(systems_file_setting).values())
+    seed_prices = cost.prices_from_frame(project(prices))
+    count = counter(settings.build_tokenizer_model(tokenizer_model, data_dir)).count
+    return media_cost.estimate(
+        project(parts),
+        project(media, ("dataset", "sha256", "mime_type", "duration_ms")),
+        systems,
+        lambda system: cost.resolve_prices(system, seed_prices),
+        count,
+        size,
+    )
 
 
 def _tokenizer_stamps(data_dir: str | None) -> list[str]:

@@ -1,0 +1,71 @@
+"""Input tokens of media parts, per provider, by the rules its documentation gives (media_tokens.yaml).
+
+A provider counts an image by the pixels it receives: LOFT sends every image at 512x512
+(sources.loft_mm), so that is the size counted. Audio is counted by its duration.
+`supported` says whether a provider takes a modality at all; `tokens` is None where it takes
+it but its count is not documented (an OpenAI-compatible server).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from loft_warehouse.errors import ConfigurationError
+
+RULES_FILE = Path(__file__).with_name("media_tokens.yaml")
+MODALITIES = {"image/jpeg": "image", "audio/wav": "audio"}
+
+
+@cache
+def rules() -> dict[str, dict[str, Any]]:
+    """Each provider's rule per modality (None: the modality is not taken)."""
+    return yaml.safe_load(RULES_FILE.read_text(encoding="utf-8"))
+
+
+def _rule(provider: str, mime_type: str) -> dict[str, Any] | None:
+    modality = MODALITIES.get(mime_type)
+    if modality is None:
+        raise ConfigurationError(f"no token rule for media of type {mime_type!r}")
+    return (rules().get(provider) or {}).get(modality)
+
+
+def supported(provider: str, mime_type: str) -> bool:
+    """Whether a provider takes media of this type."""
+    return _rule(provider, mime_type) is not None
+
+
+def _image(rule: dict[str, Any], width: int, height: int) -> int | None:
+    kind = rule["rule"]
+    if kind == "tiles":
+        if width <= rule["small_side_px"] and height <= rule["small_side_px"]:
+            return int(rule["small_tokens"])
+        tile = rule["tile_px"]
+        return math.ceil(width / tile) * math.ceil(height / tile) * int(rule["tile_tokens"])
+    if kind == "openai_tiles":
+        scale = min(1.0, rule["fit_px"] / max(width, height))
+        width, height = width * scale, height * scale
+        scale = min(1.0, rule["shortest_side_px"] / min(width, height))
+        width, height = width * scale, height * scale
+        tile = rule["tile_px"]
+        return math.ceil(width / tile) * math.ceil(height / tile) * rule["tile_tokens"] + rule["base_tokens"]
+    if kind == "pixels":
+        scale = min(1.0, rule["long_edge_px"] / max(width, height))
+        return math.ceil(round(width * scale) * round(height * scale) / rule["pixels_per_token"])
+    return None
+
+
+def tokens(provider: str, mime_type: str, width: int | None, height: int | None, duration_ms: int | None) -> int | None:
+    """Input tokens of one media item as sent (None: unknown, or the provider does not take it)."""
+    rule = _rule(provider, mime_type)
+    if rule is None:
+        return None
+    if MODALITIES[mime_type] == "image":
+        return None if width is None or height is None else _image(rule, width, height)
+    if rule["rule"] == "per_second" and duration_ms is not None:
+        return math.ceil(duration_ms * rule["tokens_per_second"] / 1000)
+    return None
