@@ -56,6 +56,7 @@ TEST_TABLES: dict[str, tuple[str, dict[str, str]]] = {
     "imports": ("int_imported_predictions", {"method": "'cic'", "stage": "1", "call_index": "0"}),
     "paper": ("paper_table2", {}),
     "imported_queries": ("int_imported_queries", {}),
+    "stg_mm_queries": ("stg_mm_queries", {}),
 }
 
 

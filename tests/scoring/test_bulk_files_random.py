@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from loft_warehouse.registry import ID_TASKS
 from loft_warehouse.scoring import bulk_files
 from loft_warehouse.scoring.upstream_files import TASK_TYPES, answer_file_queries
 from tests.scoring.test_bulk_files import _both
@@ -66,7 +67,7 @@ class Generator:
 
     def answer_line(self, task: str, qid: str) -> str:
         pid = lambda: self.random.choice(["d1", "d2", "d3", " d1", "dé", self.text()])  # noqa: E731
-        if task == "retrieval":
+        if task in ID_TASKS:
             answers: Any = [[pid(), self.random.choice([0, 1, 2])] for _ in range(self.random.randint(0, 3))]
         elif task == "rag":
             answers = [self.random.choice(["Paris", " B ", self.text(), self.scalar()]) for _ in range(3)]

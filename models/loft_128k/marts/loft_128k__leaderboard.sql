@@ -29,6 +29,8 @@ paper_metric as (
 
 origins as (
     select task, dataset, source as corpus_source from {{ ref('loft_128k__stg_datasets') }}
+    union all
+    select distinct 'mm', dataset, 'loft_release' from {{ ref('loft_128k__stg_mm_queries') }}
 ),
 
 warehouse as (

@@ -115,14 +115,21 @@ def warehouse_queries(database: Path, size: str, task: str, dataset: str, split:
 
 
 def _built_datasets(database: Path, size: str) -> set[tuple[str, str]]:
-    """(task, dataset) the warehouse builds from data (not from imported answer files), if built."""
+    """(task, dataset) the warehouse builds from data (not from imported answer files), the
+    multimodal release's included, as far as it is built."""
     if not database.is_file():
         return set()
-    try:
-        with duckdb.connect(str(database), read_only=True) as con:
-            return set(con.execute(f"select distinct task, dataset from loft_{size}.queries").fetchall())
-    except duckdb.Error:
-        return set()
+    built: set[tuple[str, str]] = set()
+    for sql in (
+        f"select distinct task, dataset from loft_{size}.queries",
+        f"select distinct 'mm', dataset from loft_{size}_internal.stg_mm_queries",
+    ):
+        try:
+            with duckdb.connect(str(database), read_only=True) as con:
+                built.update(con.execute(sql).fetchall())
+        except duckdb.Error:
+            continue
+    return built
 
 
 def write_landed(frame: pl.DataFrame, size: str, directory: Path | None = None) -> Path:
