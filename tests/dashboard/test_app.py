@@ -57,9 +57,17 @@ def test_every_page_renders_with_real_numbers(dashboard_warehouse: Path, monkeyp
     app.sidebar.multiselect(key="filter-system").set_value([]).run()
 
     _page(app, "Query drill-down")
+    app.selectbox(key="drill-dataset").set_value("retrieval/arguana").run()
     texts = [block.value for block in app.code]
     assert any("Final Answer" in text for text in texts)  # bm25's raw response
     assert any("ID:" in text for text in texts)  # the prompt head shows the corpus
+    assert _frames(app)[0]["metric_name"].str.startswith("recall").any()
+    assert not app.get("image")
+    app.selectbox(key="drill-dataset").set_value("mm/oven").run()
+    texts = [block.value for block in app.code]
+    assert any("ID: 0 | TITLE: Shape 0\n[image/jpeg " in text for text in texts)  # media parts named in order
+    assert len(app.get("image")) == 1  # the query's image, as sent
+    assert '["oven-002"]' in texts  # its gold
     assert _frames(app)[0]["metric_name"].str.startswith("recall").any()
 
     _page(app, "Position curves")

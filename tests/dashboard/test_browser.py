@@ -1,6 +1,7 @@
 """Issue 11: the dashboard in a real browser (Playwright driving Debian's chromium, no download):
 every page renders its key elements with real numbers, no request leaves 127.0.0.1, a
-screenshot per page lands in the test's tmp dir, and a build runs while the dashboard is open."""
+screenshot per page lands in the test's tmp dir, and a build runs while the dashboard is open.
+The drill-down shows a multimodal query's image as the model received it."""
 
 from __future__ import annotations
 
@@ -108,6 +109,11 @@ def test_each_page_in_chromium_offline_with_a_build_running(dashboard: str, dash
             page.locator(f"text={EXPECTED[name]} >> visible=true").first.wait_for(timeout=90_000)
             if name in ("Leaderboard", "Table 2 grid", "Position curves", "Cost", "Run status", "Heatmaps"):
                 page.locator(".js-plotly-plot").first.wait_for(timeout=90_000)
+            if name == "Query drill-down":  # the first dataset is the multimodal one: its query's image
+                image = page.locator("[data-testid='stImage'] img").first
+                image.wait_for(timeout=90_000)
+                page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+                drawn = image.evaluate("img => [img.naturalWidth, img.naturalHeight]")
             time.sleep(1)
             page.screenshot(path=str(tmp_path / f"{index + 1}-{name.lower().replace(' ', '-')}.png"), full_page=True)
             built[name] = page.inner_text("body")
@@ -133,6 +139,9 @@ def test_each_page_in_chromium_offline_with_a_build_running(dashboard: str, dash
     board = built["Leaderboard"]
     assert "bm25" in board and "0.8" in board
     assert "not compared" not in built["Paired comparison"]
+    drill = built["Query drill-down"]
+    assert "Query media (mm/oven dev-2, as sent)" in drill and drawn == [512, 512]  # LOFT sends images at 512x512
+    assert 'Gold\n\n["oven-002"]' in drill
     grid = built["Table 2 grid"]
     assert "paper: Gemini 1.5 Pro" in grid and "retrieval/arguana: recall@1" in grid
     assert "Hidden by the sidebar's filters" in filtered and "imported-run" in filtered

@@ -109,6 +109,25 @@ where p.task = ? and p.dataset = ? and p.system = ? and p.qid = ? and p.is_final
 order by p.variant, p.method, p.turn
 """
 
+MM_GOLD = """
+select to_json(gold_pids)::varchar as gold from {schema}_internal.stg_mm_queries where dataset = ? and qid = ?
+"""
+
+MM_QUERY_MEDIA = """
+select m.mime_type, m.data
+from {schema}_internal.stg_mm_queries as q, unnest(q.media) with ordinality as u(sha256, position)
+inner join {schema}_internal.stg_mm_media as m on m.dataset = q.dataset and m.sha256 = u.sha256
+where q.dataset = ? and q.qid = ?
+order by u.position
+"""
+
+MM_PROMPT_PARTS = """
+select section, mime_type, text, media_sha256
+from {schema}.mm_prompt_parts
+where dataset = ? and (section = 'prefix' or qid = ?)
+order by section, part_index
+"""
+
 SCORES_OF = """
 select variant, method, turn, metric_name, grain, value
 from {schema}.scores

@@ -245,21 +245,56 @@ def drill_down(schema: str, filters: Filters) -> None:
     rows = query(data.DRILL, schema, task, dataset, system, qid)
     for row in rows.itertuples():
         st.subheader(f"{row.variant} / {row.method}, turn {row.turn}: {row.status}")
-        st.markdown("**Query**")
-        st.code(str(row.query_text), language=None, wrap_lines=True)
-        opening = str(row.head or "") + str(row.prefix_text or "")
-        st.markdown(f"**Prompt opening** (first {min(1500, len(opening)):,} of {len(opening):,} characters)")
-        st.code(opening[:1500], language=None, wrap_lines=True)
-        st.markdown("**Prompt suffix**")
-        st.code(str(row.suffix), language=None, wrap_lines=True)
+        gold = row.gold_loft if row.gold_loft is not None else row.gold
+        if task == "mm":
+            gold = _multimodal_query(schema, dataset, qid)
+        else:
+            _text_query(row)
         st.markdown("**Raw response**")
         st.code(str(row.raw_text), language=None, wrap_lines=True)
         st.markdown(f"**Parsed answer** ({row.parse_status_loft})")
         st.code(str(row.answer_loft_json), language="json", wrap_lines=True)
         st.markdown("**Gold**")
-        st.code(str(row.gold_loft if row.gold_loft is not None else row.gold), language="json", wrap_lines=True)
+        st.code(str(gold), language="json", wrap_lines=True)
     st.markdown("**Scores**")
     st.dataframe(query(data.SCORES_OF, schema, task, dataset, system, qid), hide_index=True)
+
+
+def _opening(text: str) -> None:
+    st.markdown(f"**Prompt opening** (first {min(1500, len(text)):,} of {len(text):,} characters)")
+    st.code(text[:1500], language=None, wrap_lines=True)
+
+
+def _text_query(row: Any) -> None:
+    st.markdown("**Query**")
+    st.code(str(row.query_text), language=None, wrap_lines=True)
+    _opening(str(row.head or "") + str(row.prefix_text or ""))
+    st.markdown("**Prompt suffix**")
+    st.code(str(row.suffix), language=None, wrap_lines=True)
+
+
+def _parts_text(parts: pd.DataFrame) -> str:
+    """Text parts as sent, each media part as a bracketed line naming its type and hash."""
+    return "".join(
+        str(part.text) if part.mime_type == "text/plain" else f"[{part.mime_type} {str(part.media_sha256)[:12]}]\n"
+        for part in parts.itertuples()
+    )
+
+
+def _multimodal_query(schema: str, dataset: str, qid: str) -> str:
+    """A multimodal query: its media as the model received them and its prompt's parts; returns
+    its gold (the pids, JSON)."""
+    st.markdown(f"**Query media** (mm/{dataset} {qid}, as sent)")
+    for item in query(data.MM_QUERY_MEDIA, schema, dataset, qid).itertuples():
+        if item.mime_type == "audio/wav":
+            st.audio(bytes(item.data), format="audio/wav")
+        else:
+            st.image(bytes(item.data), caption=f"{qid}: {item.mime_type}")
+    parts = query(data.MM_PROMPT_PARTS, schema, dataset, qid)
+    _opening(_parts_text(parts[parts["section"] == "prefix"]))
+    st.markdown("**Prompt suffix**")
+    st.code(_parts_text(parts[parts["section"] == "suffix"]), language=None, wrap_lines=True)
+    return str(query(data.MM_GOLD, schema, dataset, qid)["gold"].iloc[0])
 
 
 def position_curves(schema: str, filters: Filters) -> None:
