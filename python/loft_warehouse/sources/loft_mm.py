@@ -28,7 +28,7 @@ from PIL import Image, UnidentifiedImageError
 from loft_warehouse.errors import BadInputError
 from loft_warehouse.readers import read_jsonl, require
 from loft_warehouse.sources.base import Document, Query, SourceData
-from loft_warehouse.sources.loft_release import EVALUATED_SPLIT, _pid_list, _split_files, _typed
+from loft_warehouse.sources.loft_release import EVALUATED_SPLIT, check_corpus_row, pid_list, query_files, typed_field
 
 IMAGE_JPEG = "image/jpeg"
 AUDIO_WAV = "audio/wav"
@@ -138,12 +138,7 @@ def _path_list(metadata: dict[str, Any], field: str, where: Path, row: int) -> l
 
 
 def _document(record: dict[str, Any], reader: _MediaReader, path: Path, row: int) -> Document:
-    require(record, ("pid", "passage_text"), path, row)
-    _typed(record, "pid", (str,), path, row)
-    if not record["pid"].strip():
-        raise BadInputError(path, row, "empty pid: a document needs an ID to be shown and scored")
-    _typed(record, "passage_text", (str,), path, row)
-    _typed(record, "title_text", (str, type(None)), path, row)
+    check_corpus_row(record, path, row)
     metadata = record.get("metadata") or {}
     text = record["passage_text"].strip()
     media: list[str] = []
@@ -164,8 +159,8 @@ def _document(record: dict[str, Any], reader: _MediaReader, path: Path, row: int
 
 def _query(record: dict[str, Any], reader: _MediaReader, split: str, path: Path, row: int) -> Query:
     require(record, ("qid", "query_text", "answers"), path, row)
-    _typed(record, "qid", (str, int), path, row)
-    _typed(record, "query_text", (str,), path, row)
+    typed_field(record, "qid", (str, int), path, row)
+    typed_field(record, "query_text", (str,), path, row)
     qid = str(record["qid"])
     metadata = record.get("metadata") or {}
     text = record["query_text"].strip()
@@ -178,7 +173,7 @@ def _query(record: dict[str, Any], reader: _MediaReader, split: str, path: Path,
             media.append(reader.read(names[0], mime_type, path, row))
     if not text and not media:
         raise BadInputError(path, row, f"qid {qid!r}: no query text and no query media")
-    pids = _pid_list(record["answers"], path, row)
+    pids = pid_list(record["answers"], path, row)
     return Query(
         qid=qid,
         turns=[text],
@@ -198,7 +193,7 @@ def load(folder: Path, splits: tuple[str, ...] | None = None) -> MultimodalData:
     corpus_path = folder / "corpus.jsonl"
     if not corpus_path.exists():
         raise BadInputError(folder, None, "release folder has no corpus.jsonl")
-    split_files = _split_files(folder, splits, ".jsonl")
+    split_files = query_files(folder, splits, ".jsonl")
     reader = _MediaReader(folder)
     documents = [_document(record, reader, corpus_path, row) for row, record in read_jsonl(corpus_path)]
     if not documents:

@@ -32,7 +32,7 @@ def _is_pair(value: Any) -> bool:
     )
 
 
-def _pid_list(value: Any, path: Path, row: int) -> list[str]:
+def pid_list(value: Any, path: Path, row: int) -> list[str]:
     """Gold pids of one turn: `[[pid, score], ...]` (or bare pids), or a single `[pid, score]`
     pair (a multi-turn turn in the TopiOCQA layout, where the score is not a second pid)."""
     if _is_pair(value):
@@ -69,7 +69,7 @@ def _sql_rows(value: Any, path: Path, row: int, qid: str, turn: int) -> list[lis
 _TYPE_NAMES = {str: "a string", int: "an integer", type(None): "null"}
 
 
-def _typed(record: dict[str, Any], field: str, types: tuple[type, ...], path: Path, row: int) -> None:
+def typed_field(record: dict[str, Any], field: str, types: tuple[type, ...], path: Path, row: int) -> None:
     """A field of the wrong JSON type is named with its line, not coerced with str()."""
     value = record.get(field)
     if not isinstance(value, types) or isinstance(value, bool):
@@ -78,10 +78,21 @@ def _typed(record: dict[str, Any], field: str, types: tuple[type, ...], path: Pa
         raise BadInputError(path, row, f"{pid}{field} must be {expected}, got {type(value).__name__} {value!r:.60}")
 
 
+def check_corpus_row(record: dict[str, Any], path: Path, row: int) -> None:
+    """A corpus.jsonl row has a non-empty string pid, a string passage_text and a string (or
+    null) title_text; anything else is named with its line."""
+    require(record, ("pid", "passage_text"), path, row)
+    typed_field(record, "pid", (str,), path, row)
+    if not record["pid"].strip():
+        raise BadInputError(path, row, "empty pid: a document needs an ID to be shown and scored")
+    typed_field(record, "passage_text", (str,), path, row)
+    typed_field(record, "title_text", (str, type(None)), path, row)
+
+
 def query_from_record(task: str, record: dict[str, Any], split: str, path: Path, row: int) -> Query:
     """One line of a release *_queries.jsonl (LOFT's answer file)."""
     require(record, ("qid", "query_text", "answers"), path, row)
-    _typed(record, "qid", (str, int), path, row)
+    typed_field(record, "qid", (str, int), path, row)
     metadata = record.get("metadata") or {}
     qid = str(record["qid"])
     turns = record["query_text"] if _is_multi_turn(record) else [record["query_text"]]
@@ -101,16 +112,16 @@ def query_from_record(task: str, record: dict[str, Any], split: str, path: Path,
         metadata=metadata,
     )
     if task in ID_TASKS:
-        query.gold_pids = [_pid_list(a, path, row) for a in answers]
+        query.gold_pids = [pid_list(a, path, row) for a in answers]
         query.gold = query.gold_pids
     elif task == "rag":
         qrels = metadata.get("qrels") or []
         if _is_multi_turn(record) and _per_turn(qrels, len(turns)):
-            query.gold_pids = [_pid_list(turn_qrels, path, row) for turn_qrels in qrels]
+            query.gold_pids = [pid_list(turn_qrels, path, row) for turn_qrels in qrels]
             # One answer string per turn, which LOFT's prompt code wraps as that turn's answers.
             query.gold = [[answer] if isinstance(answer, str) else answer for answer in answers]
         else:
-            query.gold_pids = [_pid_list(qrels, path, row)] * len(turns)
+            query.gold_pids = [pid_list(qrels, path, row)] * len(turns)
     elif task == "sql":
         query.gold = [_sql_rows(a, path, row, qid, t) for t, a in enumerate(answers)]
         query.db_id = metadata.get("db_id")
@@ -146,7 +157,7 @@ def bbh_queries(path: Path, split: str) -> list[Query]:
 
 def _load_icl(folder: Path, splits: tuple[str, ...] | None) -> SourceData:
     corpus_path = folder / "corpus.json"
-    split_files = _split_files(folder, splits, ".json")
+    split_files = query_files(folder, splits, ".json")
     documents = []
     for row, example in enumerate(read_json(corpus_path), start=1):
         require(example, ("input", "target"), corpus_path, row)
@@ -169,7 +180,7 @@ def _load_icl(folder: Path, splits: tuple[str, ...] | None) -> SourceData:
     return SourceData(documents, queries)
 
 
-def _split_files(folder: Path, splits: tuple[str, ...] | None, suffix: str) -> list[tuple[str, Path]]:
+def query_files(folder: Path, splits: tuple[str, ...] | None, suffix: str) -> list[tuple[str, Path]]:
     """The query file of each expected split (a missing one is an error naming it); with no
     expectation, the files of LOFT's splits that are there."""
     files = [(split, folder / f"{split}_queries{suffix}") for split in (splits or SPLITS)]
@@ -194,15 +205,10 @@ def load(task: str, folder: Path, splits: tuple[str, ...] | None = None) -> Sour
     corpus_path = folder / "corpus.jsonl"
     if not corpus_path.exists():
         raise BadInputError(folder, None, "release folder has no corpus.jsonl")
-    split_files = _split_files(folder, splits, ".jsonl")
+    split_files = query_files(folder, splits, ".jsonl")
     documents = []
     for row, record in read_jsonl(corpus_path):
-        require(record, ("pid", "passage_text"), corpus_path, row)
-        _typed(record, "pid", (str,), corpus_path, row)
-        if not record["pid"].strip():
-            raise BadInputError(corpus_path, row, "empty pid: a document needs an ID to be shown and scored")
-        _typed(record, "passage_text", (str,), corpus_path, row)
-        _typed(record, "title_text", (str, type(None)), corpus_path, row)
+        check_corpus_row(record, corpus_path, row)
         metadata = record.get("metadata") or {}
         documents.append(
             Document(
