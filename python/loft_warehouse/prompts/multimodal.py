@@ -15,18 +15,17 @@ loft_prompts.json (LOFT's prompts/constants/mm.py) through LOFT's PROMPT_MAPPER.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.prompts.inputs import EVALUATED_SPLITS
 from loft_warehouse.prompts.instructions import loft_prompts
 from loft_warehouse.sources.base import Document, Query, SourceData
 from loft_warehouse.sources.loft_mm import Media
 
 TEXT = "text/plain"
-EVALUATED_SPLITS = ("dev", "test")
 
 
 @dataclass(frozen=True)
@@ -157,16 +156,3 @@ def render(dataset: str, data: SourceData, media: dict[str, Media]) -> Multimoda
     )
     shown = tuple((shown_of[doc.pid], doc.pid) for doc in data.documents)
     return MultimodalPrompt(dataset, tuple(prefix), shown, rows)
-
-
-def parts_json(parts: tuple[Part, ...] | list[Part]) -> str:
-    """Parts as stored and compared: [{mime_type, text | media_sha256}, ...] in order."""
-    return json.dumps(
-        [
-            {"mime_type": p.mime_type, "text": p.text}
-            if p.text is not None
-            else {"mime_type": p.mime_type, "media_sha256": p.media_sha256}
-            for p in parts
-        ],
-        ensure_ascii=False,
-    )
