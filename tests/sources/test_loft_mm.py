@@ -77,6 +77,13 @@ def _set(field: str, value) -> object:
     return lambda record: record["metadata"].update({field: value})
 
 
+def test_an_image_too_large_to_decode_safely_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _folder(tmp_path, "flickr30k")
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100)  # 40x30 is then over twice the limit: a bomb
+    with pytest.raises(BadInputError, match=r"corpus.jsonl:1: .*flickr30k-000.png: image cannot be sent as JPEG"):
+        loft_mm.load(folder)
+
+
 def _garbage(folder: Path) -> None:
     (folder / "resources" / "flickr30k-002.png").write_bytes(b"not an image at all")
 

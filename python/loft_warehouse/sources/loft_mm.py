@@ -79,7 +79,7 @@ def _image(raw: bytes, path: Path, where: Path, row: int) -> tuple[bytes, int, i
             resized.save(out, format="JPEG")
     except UnidentifiedImageError as exc:
         raise BadInputError(where, row, f"{path}: not an image Pillow can read") from exc
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
         raise BadInputError(where, row, f"{path}: image cannot be sent as JPEG as LOFT sends it ({exc})") from exc
     return out.getvalue(), width, height
 
@@ -101,6 +101,7 @@ class _MediaReader:
         resources = folder / RESOURCES
         self.resources = resources if resources.is_dir() else None
         self.media: dict[str, Media] = {}
+        self.sent_of: dict[tuple[Path, str], str] = {}
 
     def _path(self, name: Any, where: Path, row: int) -> Path:
         if not isinstance(name, str) or not name:
@@ -114,6 +115,8 @@ class _MediaReader:
 
     def read(self, name: Any, mime_type: str, where: Path, row: int) -> str:
         path = self._path(name, where, row)
+        if (path, mime_type) in self.sent_of:
+            return self.sent_of[path, mime_type]
         try:
             raw = path.read_bytes()
         except OSError as exc:
@@ -127,6 +130,7 @@ class _MediaReader:
         digest = _sha256(data)
         if digest not in self.media:
             self.media[digest] = Media(digest, mime_type, data, str(path), _sha256(raw), width, height, duration_ms)
+        self.sent_of[path, mime_type] = digest
         return digest
 
 
