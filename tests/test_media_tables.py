@@ -53,6 +53,22 @@ def test_a_selection_takes_the_mm_datasets_it_names(tmp_path: Path) -> None:
     assert media_tables.build(root / "nothing", "32k").media.height == 0
 
 
+def test_an_unchanged_release_is_not_decoded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _release(tmp_path / "data")
+    monkeypatch.setenv("LOFT_CACHE_DIR", str(tmp_path / "cache"))
+    first = media_tables.built(str(root), "32k")
+    calls = []
+    monkeypatch.setattr(media_tables, "_BUILT", type(media_tables._BUILT)())  # a new build process
+    monkeypatch.setattr(media_tables, "build", lambda *args: calls.append(args) or first)
+    again = media_tables.built(str(root), "32k")
+    assert calls == [] and again.media.equals(first.media) and again.prompt_parts.equals(first.prompt_parts)
+    image = root / "loft" / "mm" / "oven" / "32k" / "resources" / "oven-000.png"
+    image.write_bytes(mm_release.image_bytes(7))
+    monkeypatch.setattr(media_tables, "_BUILT", type(media_tables._BUILT)())
+    media_tables.built(str(root), "32k")
+    assert len(calls) == 1  # a changed media file is read again
+
+
 def _select(size: str) -> list[str]:
     return [f"loft_{size}__{name}" for name in MODELS]
 

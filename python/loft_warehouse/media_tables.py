@@ -23,6 +23,8 @@ from loft_warehouse import frame_cache, registry, settings
 from loft_warehouse.prompts.multimodal import Part, render
 from loft_warehouse.sources import loft_mm
 
+TABLES = ("media", "corpus", "queries", "prompt_parts")
+
 
 @dataclass(frozen=True)
 class MediaTables:
@@ -167,8 +169,28 @@ def build(root: Path, size_label: str, only: tuple[str, ...] = ()) -> MediaTable
 _BUILT: frame_cache.SharedInProcess[MediaTables] = frame_cache.SharedInProcess()
 
 
+def _fingerprint(root: Path, size_label: str, wanted: tuple[str, ...]) -> str:
+    """What decides the tables: the code, the size, the selection, and every file of the
+    selected mm folders by path, size and modification time."""
+    folders = [registry.release_dir(root, "mm", name.partition("/")[2], size_label) for name in
+               selected_datasets(root, size_label, wanted)]  # fmt: skip
+    files = sorted(p for folder in folders for p in folder.rglob("*") if p.is_file())
+    return frame_cache.key_of("media_tables", [size_label, list(wanted), *map(frame_cache.file_stamp, files)])
+
+
 def built(data_dir: str | None, size_label: str, only: str | list[str] | tuple[str, ...] | None = None) -> MediaTables:
-    """build() with settings resolved, once per process (the four mm models share it)."""
+    """build() with settings resolved, once per process (the models that show it share it) and
+    kept across builds while the mm folders' files are unchanged (frame_cache), so a rebuild
+    does not decode and encode every image again."""
     root = settings.data_dir(data_dir)
     wanted = registry.parse_selection(only)
-    return _BUILT.get((str(root), size_label, wanted), lambda: build(root, size_label, wanted))
+
+    def land_or_reuse() -> MediaTables:
+        def land() -> dict[str, pl.DataFrame]:
+            tables = build(root, size_label, wanted)
+            return {name: getattr(tables, name) for name in TABLES}
+
+        frames, _ = frame_cache.kept("media_tables", _fingerprint(root, size_label, wanted), TABLES, land)
+        return MediaTables(**frames)
+
+    return _BUILT.get((str(root), size_label, wanted), land_or_reuse)
