@@ -91,9 +91,13 @@ PART_SCHEMA = pl.Schema(
 def selected_datasets(root: Path, size_label: str, only: tuple[str, ...]) -> list[str]:
     """The mm datasets at this size a selection takes (all of them without one)."""
     present = registry.multimodal_datasets(root, size_label)
-    if not only:
-        return present
-    return [name for name in present if name in only or "mm/*" in only]
+    return [name for name in present if not only or registry.is_selected(name, only)]
+
+
+def _folders(root: Path, size_label: str, only: tuple[str, ...]) -> list[tuple[str, Path]]:
+    """(dataset, release folder) of each selected mm dataset at this size."""
+    datasets = [name.partition("/")[2] for name in selected_datasets(root, size_label, only)]
+    return [(dataset, registry.release_dir(root, "mm", dataset, size_label)) for dataset in datasets]
 
 
 def _part_rows(dataset: str, section: str, split: str | None, qid: str | None, parts: tuple[Part, ...]) -> list[dict]:
@@ -118,9 +122,8 @@ def build(root: Path, size_label: str, only: tuple[str, ...] = ()) -> MediaTable
     corpus: list[dict] = []
     queries: list[dict] = []
     parts: list[dict] = []
-    for name in selected_datasets(root, size_label, only):
-        dataset = name.partition("/")[2]
-        data = loft_mm.load(registry.release_dir(root, "mm", dataset, size_label))
+    for dataset, folder in _folders(root, size_label, only):
+        data = loft_mm.load(folder)
         prompt = render(dataset, data.source, data.media)
         shown_of = {pid: shown for shown, pid in prompt.shown}
         media.extend(
@@ -172,9 +175,7 @@ _BUILT: frame_cache.SharedInProcess[MediaTables] = frame_cache.SharedInProcess()
 def _fingerprint(root: Path, size_label: str, wanted: tuple[str, ...]) -> str:
     """What decides the tables: the code, the size, the selection, and every file of the
     selected mm folders by path, size and modification time."""
-    folders = [registry.release_dir(root, "mm", name.partition("/")[2], size_label) for name in
-               selected_datasets(root, size_label, wanted)]  # fmt: skip
-    files = sorted(p for folder in folders for p in folder.rglob("*") if p.is_file())
+    files = sorted(p for _, folder in _folders(root, size_label, wanted) for p in folder.rglob("*") if p.is_file())
     return frame_cache.key_of("media_tables", [size_label, list(wanted), *map(frame_cache.file_stamp, files)])
 
 

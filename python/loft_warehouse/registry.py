@@ -113,7 +113,7 @@ def parse_selection(only: str | list[str] | tuple[str, ...] | None) -> tuple[str
     return tuple(sorted({item.strip() for item in items if item.strip()}))
 
 
-def _selected(name: str, only: tuple[str, ...]) -> bool:
+def is_selected(name: str, only: tuple[str, ...]) -> bool:
     """Whether "task/dataset" is named in a selection, directly or by "task/*"."""
     return name in only or f"{name.partition('/')[0]}/*" in only
 
@@ -167,4 +167,4 @@ def specs_for_size(
             f"datasets {sorted(unknown)} are not built at size {size_label}; "
             f"known: {sorted(names)} (or a whole family: {sorted(families)})"
         )
-    return [spec for name, spec in names.items() if _selected(name, only)]
+    return [spec for name, spec in names.items() if is_selected(name, only)]

@@ -379,6 +379,11 @@ def test_cli_checks_the_dataset_at_import_time(tmp_path: Path, capsys, monkeypat
     clash = [*command.split(), "--queries", str(_answers(tmp_path)), "--imports-dir", str(tmp_path / "imp")]
     assert main(clash) == 2
     assert "retrieval/arguana is built in loft_128k from data" in capsys.readouterr().err
+    with duckdb.connect(str(database)) as con:
+        con.execute("create table loft_128k_internal.stg_mm_queries as select 'oven' as dataset")
+    multimodal = [*clash[: clash.index("--task") + 1], "mm", "--dataset", "oven", *clash[clash.index("--queries") :]]
+    assert main(multimodal) == 2
+    assert "mm/oven is built in loft_128k from data" in capsys.readouterr().err
 
 
 def test_answer_file_queries_read_loft_layouts(tmp_path: Path) -> None:

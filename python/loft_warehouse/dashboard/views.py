@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from loft_warehouse.dashboard import data
+from loft_warehouse.prompts.multimodal import TEXT
 
 PAGES = (
     "Leaderboard",
@@ -276,7 +277,7 @@ def _text_query(row: Any) -> None:
 def _parts_text(parts: pd.DataFrame) -> str:
     """Text parts as sent, each media part as a bracketed line naming its type and hash."""
     return "".join(
-        str(part.text) if part.mime_type == "text/plain" else f"[{part.mime_type} {str(part.media_sha256)[:12]}]\n"
+        str(part.text) if part.mime_type == TEXT else f"[{part.mime_type} {str(part.media_sha256)[:12]}]\n"
         for part in parts.itertuples()
     )
 

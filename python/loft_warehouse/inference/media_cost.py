@@ -18,9 +18,9 @@ import polars as pl
 
 from loft_warehouse.inference import media_tokens
 from loft_warehouse.inference.systems import Prices, System
+from loft_warehouse.prompts.multimodal import TEXT
 from loft_warehouse.sources.loft_mm import SENT_IMAGE_SIZE
 
-TEXT = "text/plain"
 ESTIMATE_SCHEMA = pl.Schema(
     {
         "system": pl.String(),

@@ -23,7 +23,7 @@ from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.prompts.inputs import EVALUATED_SPLITS
 from loft_warehouse.prompts.instructions import loft_prompts
 from loft_warehouse.sources.base import Document, Query, SourceData
-from loft_warehouse.sources.loft_mm import Media
+from loft_warehouse.sources.loft_mm import IMAGE_JPEG, Media
 
 TEXT = "text/plain"
 
@@ -39,13 +39,12 @@ class Part:
 
 @dataclass(frozen=True)
 class MultimodalRow:
-    """One evaluated query: its own parts after the shared prefix, and its gold as pids and as
-    the IDs the prompt shows."""
+    """One evaluated query: its own parts after the shared prefix, and its gold as the IDs the
+    prompt shows."""
 
     qid: str
     split: str
     suffix: tuple[Part, ...]
-    gold_pids: tuple[str, ...]
     gold_shown_ids: tuple[str, ...]
 
 
@@ -53,7 +52,6 @@ class MultimodalRow:
 class MultimodalPrompt:
     """One dataset at one size: the shared prefix, (shown ID, pid) in corpus order, the rows."""
 
-    dataset: str
     prefix: tuple[Part, ...]
     shown: tuple[tuple[str, str], ...]
     rows: tuple[MultimodalRow, ...]
@@ -104,7 +102,7 @@ def _media_parts(hashes: tuple[str, ...], media: dict[str, Media]) -> list[Part]
 
 def _document_parts(doc: Document, shown: str, words: _Wording, media: dict[str, Media]) -> list[Part]:
     parts = _media_parts(doc.media, media)
-    if parts and parts[0].mime_type != "image/jpeg":
+    if parts and parts[0].mime_type != IMAGE_JPEG:
         return [_text(words.corpus_format.format(pid=shown)), *parts]
     line = words.corpus_format.format(pid=shown, title=doc.title or words.default_title, passage=doc.text)
     return ([_text(line)] if line else []) + parts
@@ -148,11 +146,10 @@ def render(dataset: str, data: SourceData, media: dict[str, Media]) -> Multimoda
             qid=query.qid,
             split=query.release_split or "test",
             suffix=tuple(_query_parts(query, words.query_prefix, words.query_suffix, media)),
-            gold_pids=tuple(query.gold_pids[0]),
             gold_shown_ids=tuple(shown_of[pid] for pid in query.gold_pids[0]),
         )
         for query in data.queries
         if query.release_split in EVALUATED_SPLITS
     )
     shown = tuple((shown_of[doc.pid], doc.pid) for doc in data.documents)
-    return MultimodalPrompt(dataset, tuple(prefix), shown, rows)
+    return MultimodalPrompt(tuple(prefix), shown, rows)

@@ -120,15 +120,13 @@ def _built_datasets(database: Path, size: str) -> set[tuple[str, str]]:
     if not database.is_file():
         return set()
     built: set[tuple[str, str]] = set()
-    for sql in (
-        f"select distinct task, dataset from loft_{size}.queries",
-        f"select distinct 'mm', dataset from loft_{size}_internal.stg_mm_queries",
-    ):
-        try:
-            with duckdb.connect(str(database), read_only=True) as con:
+    with contextlib.suppress(duckdb.Error), duckdb.connect(str(database), read_only=True) as con:
+        for sql in (
+            f"select distinct task, dataset from loft_{size}.queries",
+            f"select distinct 'mm', dataset from loft_{size}_internal.stg_mm_queries",
+        ):
+            with contextlib.suppress(duckdb.Error):
                 built.update(con.execute(sql).fetchall())
-        except duckdb.Error:
-            continue
     return built
 
 
