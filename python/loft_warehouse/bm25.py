@@ -24,10 +24,14 @@ class BM25Index:
         self.size = len(texts)
 
     def top(self, query: str, k: int) -> list[int]:
-        """Indices of the k best texts for the query (fewer when there are fewer texts)."""
-        ids = self.tokenizer.tokenize([query], update_vocab=False, show_progress=False, return_as="ids")
-        results, _ = self.retriever.retrieve(ids, k=min(k, self.size), show_progress=False, n_threads=1)
-        return [int(i) for i in np.asarray(results)[0]]
+        """Indices of the k best texts for the query (fewer when there are fewer texts); equal
+        scores keep corpus order. bm25s's own top k selects with a partition whose order among
+        ties differs between machines, which moved recall@1 by a query from one CI host to the
+        next; a stable sort of every score does not."""
+        (ids,) = self.tokenizer.tokenize([query], update_vocab=False, show_progress=False, return_as="ids")
+        scores = self.retriever.get_scores_from_ids(ids)
+        ranked = np.argsort(-scores, kind="stable")[:k]
+        return [int(i) for i in ranked]
 
 
 def document_text(title: str | None, text: str) -> str:
