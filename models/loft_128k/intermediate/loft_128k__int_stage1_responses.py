@@ -15,5 +15,6 @@ def model(dbt, session):
         prefixes=dbt.ref("loft_128k__prompt_prefixes"),
         segments=dbt.ref("loft_128k__prompt_segments"),
         estimates=dbt.ref("loft_128k__cost_estimates"),
+        media=dbt.ref("loft_128k__stg_mm_media"),
     )
     return responses(dbt.config.get("loft_size"), InferenceSettings.from_loft(dbt.config.get("loft")), relations)

@@ -5,6 +5,7 @@ def model(dbt, session):
     dbt.config(materialized="table")
     return models.prompt_table(
         dbt.config.get("loft"),
+        dbt.config.get("loft_size"),
         "doc_ids",
         corpus=dbt.ref("loft_128k__corpus"),
         queries=dbt.ref("loft_128k__queries"),

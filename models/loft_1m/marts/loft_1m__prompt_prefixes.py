@@ -6,6 +6,7 @@ def model(dbt, session):
     dbt.config(materialized="table")
     return models.prompt_table(
         dbt.config.get("loft"),
+        dbt.config.get("loft_size"),
         "prefixes",
         corpus=dbt.ref("loft_1m__corpus"),
         queries=dbt.ref("loft_1m__queries"),

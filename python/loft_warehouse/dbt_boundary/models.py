@@ -10,10 +10,10 @@ import duckdb
 import pandas as pd
 import polars as pl
 
-from loft_warehouse import media_tables, quality, settings, staging
+from loft_warehouse import frame_cache, media_tables, quality, settings, staging
 from loft_warehouse.design import Design
 from loft_warehouse.methods import stage2
-from loft_warehouse.prompts import store
+from loft_warehouse.prompts import multimodal_rows, store
 from loft_warehouse.scoring import adjudications, importer
 from loft_warehouse.tokens import counter
 
@@ -40,10 +40,11 @@ def media_table(loft: Loft, size: str, table: str) -> pl.DataFrame:
 
 
 def prompt_table(
-    loft: Loft | None, table: str, corpus: Relation, queries: Relation, datasets: Relation
+    loft: Loft | None, size: str, table: str, corpus: Relation, queries: Relation, datasets: Relation
 ) -> pl.DataFrame:
     """One of a size's prompt tables (int_prompt_rows, prompt_prefixes, prompt_doc_ids,
-    prompt_segments, prompt_variants), rendered once for all of them."""
+    prompt_segments, prompt_variants), rendered once for all of them; the first three with the
+    size's multimodal prompts after the text ones."""
     config = loft or {}
     tables = store.built(
         corpus.pl(),
@@ -54,7 +55,31 @@ def prompt_table(
         config.get("data_dir"),
         config.get("seed") or 0,
     )
-    return getattr(tables, table)
+    text = getattr(tables, table)
+    if table not in MM_PROMPT_TABLES:
+        return text
+    mm = getattr(_mm_prompt_tables(config, size), table)
+    return pl.concat([text, mm]) if mm.height else text
+
+
+MM_PROMPT_TABLES = ("prompts", "prefixes", "doc_ids")
+_MM_PROMPTS: frame_cache.SharedInProcess[multimodal_rows.MultimodalTables] = frame_cache.SharedInProcess(keep=1)
+
+
+def _mm_prompt_tables(config: Loft, size: str) -> multimodal_rows.MultimodalTables:
+    """The mm prompt rows of a size, once per process for the three models that show them."""
+    mm = media_tables.built(config.get("data_dir"), size, config.get("datasets"))
+
+    def build() -> multimodal_rows.MultimodalTables:
+        count = (
+            counter(settings.build_tokenizer_model(config.get("tokenizer_model"), config.get("data_dir"))).count
+            if mm.prompt_parts.height
+            else (lambda texts: [0 for _ in texts])
+        )
+        return multimodal_rows.tables(mm.prompt_parts, mm.queries, mm.corpus, count)
+
+    key = (id(mm), str(config.get("tokenizer_model")))
+    return _MM_PROMPTS.get(key, build)
 
 
 def stage_prompts(

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from loft_warehouse.inference.media import encoded_size
 from loft_warehouse.inference.providers.base import Completion, PermanentError, Request, RetryableError
 from loft_warehouse.inference.systems import System
 
@@ -71,8 +72,10 @@ class BatchClient(Protocol):
 
 
 def body_size(request: Request) -> int:
-    """Bytes a request adds to a batch (its text; framing is small beside a corpus)."""
-    return sum(len(m["content"].encode("utf-8")) for m in request.messages) + 512
+    """Bytes a request adds to a batch (its text and its media as base64; framing is small
+    beside a corpus)."""
+    media = sum(encoded_size(m["content"], request.media) for m in request.messages)
+    return sum(len(m["content"].encode("utf-8")) for m in request.messages) + media + 512
 
 
 class OpenAIBatches:
@@ -89,12 +92,14 @@ class OpenAIBatches:
         return self.chat._call(action)
 
     def submit(self, batch_id: str, requests: list[Request]) -> str:
+        from loft_warehouse.inference.providers.openai_chat import chat_messages
+
         lines = [
             json.dumps({
                 "custom_id": r.key,
                 "method": "POST",
                 "url": "/v1/chat/completions",
-                "body": {"model": self.chat.system.model, "messages": list(r.messages), **self.chat._settings()},
+                "body": {"model": self.chat.system.model, "messages": chat_messages(r), **self.chat._settings()},
             })
             for r in requests
         ]  # fmt: skip
@@ -249,7 +254,7 @@ class GeminiBatches:
 
         inlined = [
             types.InlinedRequest(
-                contents=_contents(list(r.messages)), config=self.gemini._config(None), metadata={"key": r.key}
+                contents=_contents(list(r.messages), r.media), config=self.gemini._config(None), metadata={"key": r.key}
             )
             for r in requests
         ]

@@ -16,7 +16,10 @@ wait an hour), blocked (safety block / content filter / refusal), empty (Gemini:
 and no block reason; OpenAI and Anthropic: empty content that says why it stopped), silent
 (empty content with no finish or stop reason), truncated_empty (cut at the output limit before
 any text).
-Tokens are counted as whitespace-separated words. OpenAI-style automatic prefix caching is
+A media part (an OpenAI image_url data URL or input_audio, a Gemini inlineData part, an
+Anthropic base64 image block) reads as the warehouse's media marker of the bytes it decodes to,
+so the prompt an answer rule sees is the marked text that was sent when every part arrived
+intact and in order. Tokens are counted as whitespace-separated words. OpenAI-style automatic prefix caching is
 simulated: a prompt sharing >= 1024 leading words with an earlier one reports the shared
 words, rounded down to 128, as cached_tokens.
 """
@@ -24,6 +27,8 @@ words, rounded down to 128, as cached_tokens.
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import functools
 import hashlib
 import json
@@ -40,6 +45,7 @@ from typing import Any
 
 from loft_warehouse.inference import fixture_batches
 from loft_warehouse.inference.fixture_batches import FixtureBatch
+from loft_warehouse.prompts import media_markers
 
 IDENTITY_PATH = "/loft-fixture"
 IDENTITY = {"server": "loft-fixture"}
@@ -133,22 +139,65 @@ class FixtureState:
         return [r for r in self.requests if r.api in kinds and (api is None or r.api.startswith(api))]
 
 
+def media_marker(mime_type: str, encoded: str) -> str:
+    """A media part as the fixture reads it: the marker of the bytes it decodes to, so a prompt
+    that arrived intact and in order reads as the warehouse's marked text, and a part that did
+    not (another byte, another place) does not."""
+    standard = encoded.replace("-", "+").replace("_", "/")  # google-genai sends URL-safe base64
+    try:
+        data = base64.b64decode(standard + "=" * (-len(standard) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return "<<undecodable media>>"
+    return media_markers.marker(mime_type, hashlib.sha256(data).hexdigest())
+
+
+def _openai_part_text(part: Any) -> str:
+    if not isinstance(part, dict):
+        return str(part)
+    if part.get("type") == "image_url":
+        url = str((part.get("image_url") or {}).get("url") or "")
+        head, _, encoded = url.partition(";base64,")
+        return media_marker(head.removeprefix("data:"), encoded)
+    if part.get("type") == "input_audio":
+        audio = part.get("input_audio") or {}
+        return media_marker(f"audio/{audio.get('format')}", str(audio.get("data") or ""))
+    return str(part.get("text") or "")
+
+
 def _openai_prompt(body: dict[str, Any]) -> str:
-    return "".join(str(m.get("content") or "") for m in body.get("messages", []))
+    texts = []
+    for message in body.get("messages", []):
+        content = message.get("content") or ""
+        texts.append("".join(map(_openai_part_text, content)) if isinstance(content, list) else str(content))
+    return "".join(texts)
+
+
+def _gemini_part_text(part: dict[str, Any]) -> str:
+    inline = part.get("inlineData") or part.get("inline_data")
+    if inline:
+        return media_marker(str(inline.get("mimeType") or inline.get("mime_type")), str(inline.get("data") or ""))
+    return str(part.get("text") or "")
 
 
 def _gemini_text(contents: list[dict[str, Any]] | None) -> str:
-    return "".join(str(part.get("text") or "") for content in contents or [] for part in content.get("parts", []))
+    return "".join(_gemini_part_text(part) for content in contents or [] for part in content.get("parts", []))
 
 
 def _anthropic_prompt(body: dict[str, Any]) -> str:
     return "".join(_anthropic_blocks_text(m.get("content")) for m in body.get("messages", []))
 
 
+def _anthropic_block_text(block: dict[str, Any]) -> str:
+    if block.get("type") == "image":
+        source = block.get("source") or {}
+        return media_marker(str(source.get("media_type")), str(source.get("data") or ""))
+    return str(block.get("text") or "")
+
+
 def _anthropic_blocks_text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    return "".join(str(block.get("text") or "") for block in content or [])
+    return "".join(_anthropic_block_text(block) for block in content or [])
 
 
 def openai_reply(state: FixtureState, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
@@ -221,7 +270,7 @@ def anthropic_reply(state: FixtureState, body: dict[str, Any], fault: str | None
         if isinstance(content, list):
             running = ""
             for block in content:
-                running += str(block.get("text") or "")
+                running += _anthropic_block_text(block)
                 if block.get("cache_control"):
                     cached_prefix = cached_prefix or running
         if cached_prefix:

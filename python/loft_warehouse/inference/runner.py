@@ -25,6 +25,7 @@ from loft_warehouse import interrupts
 from loft_warehouse.answers.parse import loft_feedback
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost
+from loft_warehouse.inference import media as media_parts
 from loft_warehouse.inference.batch_run import BatchWork
 from loft_warehouse.inference.executors import executors
 from loft_warehouse.inference.flow import (
@@ -33,6 +34,7 @@ from loft_warehouse.inference.flow import (
     call_with_retries,
     map_stoppable,
 )
+from loft_warehouse.inference.media import MediaLibrary
 from loft_warehouse.inference.messages import build_messages
 from loft_warehouse.inference.outcomes import Conversation, Outcome, completed, conversations, row_response
 from loft_warehouse.inference.providers.base import (
@@ -45,7 +47,7 @@ from loft_warehouse.inference.providers.base import (
 )
 from loft_warehouse.inference.store import REJECTED, ResponseStore, StoredResponse, now_utc
 from loft_warehouse.inference.systems import Prices, System, scope
-from loft_warehouse.inference.window import ContextWindow
+from loft_warehouse.inference.window import ContextWindow, WindowSplit
 from loft_warehouse.progress import Progress, emit_stderr
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
 
@@ -86,8 +88,8 @@ Feedback = Callable[[str | None, Mapping[str, str] | None], str]
 
 @dataclass
 class RunInputs:
-    """What a run reads: prompt rows, prefix and segment texts by id, bm25's extra tables, and
-    the size (the planted test system's effects depend on it).
+    """What a run reads: prompt rows, prefix and segment texts by id, bm25's extra tables, the
+    size (the planted test system's effects depend on it) and the media multimodal prompts name.
 
     Rows with a `system` column (stages after the first) belong to that system alone."""
 
@@ -98,6 +100,7 @@ class RunInputs:
     queries: pl.DataFrame | None = None
     segments: dict[str, str] = field(default_factory=dict)
     size: str = ""
+    media: MediaLibrary | None = None
 
     def after_prefix(self, row: dict[str, Any]) -> str:
         """What follows the prefix in a row's prompt: its segments, then its suffix."""
@@ -205,7 +208,7 @@ class SystemRun:
         messages = build_messages(head + prefix, self.inputs.after_prefix(row), answers)
         key = request_key(self.system, head, sha, prefix, messages)
         tokens = int(row["n_tokens_total"] or 0)
-        return Request(key, row["prefix_id"], prefix, tuple(messages), tokens, row, head)
+        return Request(key, row["prefix_id"], prefix, tuple(messages), tokens, row, head, self.inputs.media)
 
     def shown_to_pid(self, row: dict[str, Any]) -> dict[str, str] | None:
         """Retrieval: the shown IDs of the row's corpus and variant mapped to pids (what LOFT
@@ -447,8 +450,11 @@ def run(
                 plan.prompts += rows.height
                 plan.skipped = f"not sent: no key (set {needed})"
                 continue
+            rows, unsupported = _media_scope(rows, system, inputs, emit)
+            if unsupported.height:
+                out.extend(_skipped(unsupported, system, chosen, "skipped_unsupported"))
             window = ContextWindow(system, data_dir)
-            split = window.split(rows, inputs.prefixes, inputs.segments)
+            split = _window_split(window, rows, inputs)
             if split.counted:
                 emit(
                     f"{system.name}: {split.counted} prompt(s) counted in {window.unit} tokens: "
@@ -499,6 +505,79 @@ def run(
             if planned_run[3] is not None:
                 planned_run[3].close()
     return responses_frame(out)
+
+
+MM_TASK = "mm"
+
+
+def _media_scope(
+    rows: pl.DataFrame, system: System, inputs: RunInputs, emit: Callable[[str], None]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A system's multimodal rows split into those it takes, with their media tokens added to
+    n_tokens_prefix and n_tokens_total (the provider's own rule, media_tokens.yaml), and those
+    sending a media type its provider does not take (skipped_unsupported, one line)."""
+    mm = rows.filter(pl.col("task") == MM_TASK)
+    if not mm.height:
+        return rows, rows.clear()
+    if inputs.media is None:
+        raise ConfigurationError("multimodal prompt rows, but the run was given no stg_mm_media")
+    library = inputs.media
+    lacking: set[str] = set()
+    undocumented = 0
+    kept: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    prefix_tokens: dict[str, int | None] = {}
+    for row in mm.iter_rows(named=True):
+        prefix = inputs.prefixes.get(row["prefix_id"], "")
+        types = media_parts.unsupported_types(system.provider, [prefix, row["suffix"]])
+        if types:
+            lacking.update(types)
+            skipped.append(row)
+            continue
+        if row["prefix_id"] not in prefix_tokens:
+            prefix_tokens[row["prefix_id"]] = media_parts.tokens(system.provider, prefix, library)
+        in_prefix = prefix_tokens[row["prefix_id"]]
+        in_suffix = media_parts.tokens(system.provider, row["suffix"], library)
+        if in_prefix is None or in_suffix is None:
+            undocumented += 1
+            in_prefix = in_suffix = 0
+        kept.append(
+            {
+                **row,
+                "n_tokens_prefix": int(row["n_tokens_prefix"] or 0) + in_prefix,
+                "n_tokens_total": int(row["n_tokens_total"] or 0) + in_prefix + in_suffix,
+            }
+        )
+    if skipped:
+        emit(
+            f"{system.name}: {len(skipped)} multimodal prompt(s) skipped_unsupported "
+            f"({system.provider} takes no {', '.join(sorted(lacking))})"
+        )
+    if undocumented:
+        emit(
+            f"{system.name}: {undocumented} multimodal prompt(s) with media whose tokens {system.provider} does "
+            "not document: their window check and cost count the text alone"
+        )
+    text = rows.filter(pl.col("task") != MM_TASK)
+    return (
+        pl.concat([text, pl.DataFrame(kept, schema=rows.schema)]),
+        pl.DataFrame(skipped, schema=rows.schema),
+    )
+
+
+def _window_split(window: ContextWindow, rows: pl.DataFrame, inputs: RunInputs) -> WindowSplit:
+    """The window check: text rows as the system counts them (window.py); multimodal rows on
+    their text and media tokens (a tokenizer would count the media markers as text)."""
+    mm = rows.filter(pl.col("task") == MM_TASK)
+    if not mm.height:
+        return window.split(rows, inputs.prefixes, inputs.segments)
+    split = window.split(rows.filter(pl.col("task") != MM_TASK), inputs.prefixes, inputs.segments)
+    over = pl.lit(window.limit is not None) & (pl.col("n_tokens_total") > (window.limit or 0))
+    return replace(
+        split,
+        fit=pl.concat([split.fit, mm.filter(~over)]),
+        too_long=pl.concat([split.too_long, mm.filter(over)]),
+    )
 
 
 def _add_later_stages(plan: cost.SystemPlan, full_run: cost.FullRun | None) -> None:

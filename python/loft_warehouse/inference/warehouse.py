@@ -23,6 +23,7 @@ from loft_warehouse.design import Design
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost, media_cost, runner
 from loft_warehouse.inference.fixture_server import is_fixture
+from loft_warehouse.inference.media import MEDIA_COLUMNS, MediaLibrary
 from loft_warehouse.inference.providers.registry import BATCH_PROVIDERS
 from loft_warehouse.inference.store import FIXTURE_STORE, PLANTED_STORE, ResponseStore, store_path
 from loft_warehouse.inference.systems import (
@@ -137,6 +138,18 @@ def _segment_texts(segments: Relation | None, prompt_rows: pl.DataFrame) -> dict
         return {}
     rows = project(segments, ("segment_id", "text")).filter(pl.col("segment_id").is_in(needed))
     return dict(zip(rows["segment_id"], rows["text"], strict=True))
+
+
+def _media(media: Relation | None, prompt_rows: pl.DataFrame) -> MediaLibrary | None:
+    """The media of the datasets whose mm prompts the rows hold (None: no mm prompt)."""
+    datasets = prompt_rows.filter(pl.col("task") == runner.MM_TASK)["dataset"].unique().to_list()
+    if not datasets:
+        return None
+    if media is None:
+        raise ConfigurationError("multimodal prompt rows, but this stage was given no stg_mm_media")
+    return MediaLibrary.from_frame(
+        project(media, ("dataset", *MEDIA_COLUMNS)).filter(pl.col("dataset").is_in(datasets))
+    )
 
 
 def cost_estimates(
@@ -254,7 +267,8 @@ class InferenceSettings:
 class StageRelations:
     """What one stage's responses read: its prompt rows, the size's corpus, shown-ID maps and
     queries, the price seed, and for stage 1 the prefix and segment texts and the cost estimate
-    of every stage (later stages' rows carry their prefix_text)."""
+    of every stage (later stages' rows carry their prefix_text), and the multimodal media
+    (stg_mm_media) its mm prompts send."""
 
     prompts: Relation
     doc_ids: Relation
@@ -264,6 +278,7 @@ class StageRelations:
     prefixes: Relation | None = None
     segments: Relation | None = None
     estimates: Relation | None = None
+    media: Relation | None = None
 
 
 def responses(
@@ -304,6 +319,7 @@ def responses(
         else None,
         segments=_segment_texts(relations.segments, prompt_rows),
         size=size,
+        media=_media(relations.media, prompt_rows),
     )
     with ResponseStore(response_store(config.response_store, systems, emit)) as store:
         frame = runner.run(

@@ -5,8 +5,9 @@ The shared prefix (the corpus and its instructions) is sent as its own text bloc
 reads it; usage reports both (cache_creation_input_tokens, cache_read_input_tokens) and each is
 priced on its own (writes cost more than input, reads less). A prefix below the system's
 `cache.min_prefix_tokens` (the model's minimum cacheable length) or behind a head is sent
-uncached. Responses stream by default, for the time to the first token. The client's own
-retries are off: the flow owns retries.
+uncached. A multimodal prompt's images go as base64 image blocks where its media markers
+stand, the prefix's with the cache mark on its last block. Responses stream by default, for
+the time to the first token. The client's own retries are off: the flow owns retries.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, TypeVar
 import anthropic
 from anthropic.types import Message
 
+from loft_warehouse.inference.media import MediaLibrary, has_media, pieces_of
 from loft_warehouse.inference.providers.base import (
     Completion,
     PermanentError,
@@ -66,11 +68,14 @@ class AnthropicProvider:
                 control: dict[str, str] = {"type": "ephemeral"}
                 if self.cache_ttl != "5m":
                     control["ttl"] = self.cache_ttl
-                blocks: list[dict[str, Any]] = [{"type": "text", "text": request.prefix, "cache_control": control}]
+                blocks = _blocks(request.prefix, request.media)
+                blocks[-1] = {**blocks[-1], "cache_control": control}
                 rest = content[len(request.prefix) :]
                 if rest:
-                    blocks.append({"type": "text", "text": rest})
+                    blocks.extend(_blocks(rest, request.media))
                 messages.append({"role": "user", "content": blocks})
+            elif has_media(content):
+                messages.append({"role": message["role"], "content": _blocks(content, request.media)})
             else:
                 messages.append({"role": message["role"], "content": content or " "})
         generation = self.system.generation
@@ -125,6 +130,21 @@ class AnthropicProvider:
 
     def close(self) -> None:
         self.client.close()
+
+
+def _blocks(text: str, library: MediaLibrary | None) -> list[dict[str, Any]]:
+    """Content blocks of a text: text blocks, and an image block (base64) per image it names."""
+    blocks: list[dict[str, Any]] = []
+    for piece in pieces_of(text, library):
+        if isinstance(piece, str):
+            blocks.append({"type": "text", "text": piece})
+        elif piece.mime_type.startswith("image/"):
+            blocks.append(
+                {"type": "image", "source": {"type": "base64", "media_type": piece.mime_type, "data": piece.base64()}}
+            )
+        else:
+            raise PermanentError(f"no Anthropic content block for media of type {piece.mime_type}")
+    return blocks
 
 
 def completion_of(message: Message, ttft: float | None) -> Completion:

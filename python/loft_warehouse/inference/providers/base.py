@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import polars as pl
 
+    from loft_warehouse.inference.media import MediaLibrary
+
 # The HTTP clients log every request at INFO; a build shows progress lines instead.
 for _name in ("httpx", "httpx2", "httpcore", "openai", "google_genai", "anthropic"):
     logging.getLogger(_name).setLevel(logging.WARNING)
@@ -22,6 +24,8 @@ class Request:
     starts with `head` ('' except when the query comes first) and then `prefix`, the text
     shared by every query of a (dataset, variant), which providers may cache. `row` carries
     the prompt row (task, dataset, qid, ...) for providers that need more than text (bm25).
+    A multimodal prompt's texts hold media markers; `media` has the bytes they name
+    (inference/media.py), which each provider sends as its own parts.
     """
 
     key: str
@@ -31,6 +35,7 @@ class Request:
     n_tokens: int
     row: dict[str, Any] = field(default_factory=dict)
     head: str = ""
+    media: MediaLibrary | None = None
 
     @property
     def text(self) -> str:
@@ -85,6 +90,7 @@ class RunData(Protocol):
     doc_ids: pl.DataFrame | None
     queries: pl.DataFrame | None
     size: str
+    media: MediaLibrary | None
 
 
 class Provider(Protocol):

@@ -1,5 +1,8 @@
 """Gemini via google-genai, with one explicit context cache per (system, prefix).
 
+A multimodal prompt's media go as inline data parts where its markers stand (the shared
+prefix's images or audio in its context cache).
+
 A prefix at or above the system's `cache.min_prefix_tokens` is uploaded once as cached content
 on first use; every query of that prefix then sends only its own suffix and refers to the cache,
 and the usage metadata reports the cached tokens. All caches this provider created are deleted
@@ -23,6 +26,7 @@ from google.genai import errors, types
 
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.flow import RetryPolicy, call_with_retries
+from loft_warehouse.inference.media import MediaLibrary, pieces_of
 from loft_warehouse.inference.providers.base import (
     Completion,
     PermanentError,
@@ -46,9 +50,19 @@ BLOCK_FINISH_REASONS = {
 _ROLES = {"user": "user", "assistant": "model"}
 
 
-def _contents(messages: list[dict[str, str]]) -> list[types.Content]:
+def _parts(text: str, library: MediaLibrary | None) -> list[types.Part]:
+    """A message's parts: its text, and each media item it names as inline data, in order."""
     return [
-        types.Content(role=_ROLES[m["role"]], parts=[types.Part(text=m["content"])]) for m in messages if m["content"]
+        types.Part(text=piece)
+        if isinstance(piece, str)
+        else types.Part.from_bytes(data=piece.data, mime_type=piece.mime_type)
+        for piece in pieces_of(text, library)
+    ]
+
+
+def _contents(messages: list[dict[str, str]], library: MediaLibrary | None = None) -> list[types.Content]:
+    return [
+        types.Content(role=_ROLES[m["role"]], parts=_parts(m["content"], library)) for m in messages if m["content"]
     ]
 
 
@@ -108,7 +122,7 @@ class GeminiProvider:
                     lambda: self.client.caches.create(
                         model=self.system.model,
                         config=types.CreateCachedContentConfig(
-                            contents=_contents([{"role": "user", "content": request.prefix}]),
+                            contents=_contents([{"role": "user", "content": request.prefix}], request.media),
                             display_name=f"loft-{self.system.name}-{request.prefix_id}"[:120],
                             ttl=f"{self.ttl_s}s",
                         ),
@@ -161,14 +175,14 @@ class GeminiProvider:
         if not self.system.stream:
             response = self._call(
                 lambda: self.client.models.generate_content(
-                    model=self.system.model, contents=_contents(messages), config=config
+                    model=self.system.model, contents=_contents(messages, request.media), config=config
                 )
             )
             return completion_of([response], None)
         chunks, ttft = self._call(
             lambda: _collect(
                 self.client.models.generate_content_stream(
-                    model=self.system.model, contents=_contents(messages), config=config
+                    model=self.system.model, contents=_contents(messages, request.media), config=config
                 ),
                 started,
             )

@@ -1,6 +1,8 @@
 """OpenAI chat completions, and any OpenAI-compatible server (vLLM, llama.cpp, Ollama) via base_url.
 
-Responses are streamed (unless the system sets `stream: false`) to record the time to the first
+A multimodal prompt's images go as image_url parts (base64 data URLs) and its audio as
+input_audio parts, where its media markers stand. Responses are streamed (unless the system sets
+`stream: false`) to record the time to the first
 token. OpenAI caches long shared prompt prefixes automatically; the prefix is the start of the first
 user message, so every query of a dataset reuses it, and usage reports the cached tokens.
 The client's own retries are off: the flow owns retries (one policy, counted attempts).
@@ -11,13 +13,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import openai
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.inference.media import MediaItem, pieces_of
 from loft_warehouse.inference.providers.base import (
     Completion,
     PermanentError,
@@ -64,7 +67,7 @@ class OpenAIChatProvider:
         return settings
 
     def complete(self, request: Request) -> Completion:
-        messages = cast("list[ChatCompletionMessageParam]", list(request.messages))
+        messages = cast("list[ChatCompletionMessageParam]", chat_messages(request))
         started = time.monotonic()
         if self.system.stream:
             return self._call(
@@ -108,6 +111,29 @@ class OpenAIChatProvider:
 
     def close(self) -> None:
         self.client.close()
+
+
+def chat_messages(request: Request) -> list[dict[str, Any]]:
+    """The chat messages of a request: a message naming media gets a list of content parts
+    (text, an image as a base64 data URL, audio as input_audio), one that does not stays text."""
+    messages: list[dict[str, Any]] = []
+    for message in request.messages:
+        pieces = pieces_of(message["content"], request.media)
+        if all(isinstance(piece, str) for piece in pieces):
+            messages.append(dict(message))
+            continue
+        messages.append({"role": message["role"], "content": [_content_part(piece) for piece in pieces]})
+    return messages
+
+
+def _content_part(piece: str | MediaItem) -> dict[str, Any]:
+    if isinstance(piece, str):
+        return {"type": "text", "text": piece}
+    if piece.mime_type.startswith("image/"):
+        return {"type": "image_url", "image_url": {"url": f"data:{piece.mime_type};base64,{piece.base64()}"}}
+    if piece.mime_type == "audio/wav":
+        return {"type": "input_audio", "input_audio": {"data": piece.base64(), "format": "wav"}}
+    raise PermanentError(f"no OpenAI content part for media of type {piece.mime_type}")
 
 
 def _completion(response: ChatCompletion) -> Completion:
