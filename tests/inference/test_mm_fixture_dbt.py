@@ -3,7 +3,8 @@
 fixture answers a query only when its prompt arrived as the warehouse rendered it (every media
 part intact and in order), right on the dev query and the first test query, wrong on the
 second, so recall@1 is 1.0 on dev and 0.5 on test for every dataset a provider takes; a
-provider that takes no audio is skipped_unsupported there and its metric is not_run."""
+provider that takes no audio is skipped_unsupported there and its metric is not_run; the
+leaderboard sets the paper's FLEURS rows beside fleurs_en_tts."""
 
 from __future__ import annotations
 
@@ -106,3 +107,27 @@ def test_three_providers_answer_the_generated_release_at_two_sizes(tmp_path: Pat
         "where status = 'ok' and system <> 'gpt-mm' group by system order by system",
     )
     assert cached == [("claude-mm", True, True), ("gemini-mm", True, False)]
+    # Before any call, the full-run estimate counts each system's media tokens by its rule, as
+    # mm_cost_estimates does, and leaves out what the system cannot take.
+    estimates = query(
+        database,
+        "select c.system, c.dataset, c.n_requests, c.input_tokens, m.n_requests, m.input_tokens "
+        "from loft_32k.cost_estimates c join (select system, dataset, sum(n_requests) as n_requests, "
+        "sum(input_tokens) as input_tokens from loft_32k.mm_cost_estimates where status = 'estimated' group by all) m "
+        "using (system, dataset) where c.task = 'mm' and c.dataset in ('oven', 'fleurs_en_tts') order by all",
+    )
+    assert [row[:2] for row in estimates] == [
+        ("claude-mm", "oven"), ("gemini-mm", "fleurs_en_tts"), ("gemini-mm", "oven"), ("gpt-mm", "oven"),
+    ]  # fmt: skip
+    assert all(row[2] == row[4] == 3 and row[3] == row[5] for row in estimates), estimates
+    # The paper's FLEURS-en row (a transcript to a speech ID) pairs with the release's fleurs_en_tts.
+    board = query(
+        database,
+        "select source, system, paper_dataset, value from loft_128k.leaderboard where dataset = 'fleurs_en_tts' "
+        "and (source = 'paper' or split = 'test') order by source, system",
+    )
+    assert board == [
+        ("inference", "gemini-mm", "FLEURS-en", 0.5),
+        ("paper", "Gemini 1.5 Pro", "FLEURS-en", 1.0),
+        ("paper", "Specialized", "FLEURS-en", 0.98),
+    ]

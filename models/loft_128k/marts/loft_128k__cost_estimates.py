@@ -19,4 +19,5 @@ def model(dbt, session):
         corpus=dbt.ref("loft_128k__corpus"),
         design=Design.from_config(config, config.get("prompt_variants")),
         data_dir=config.get("data_dir"),
+        media=dbt.ref("loft_128k__stg_mm_media"),
     )

@@ -20,4 +20,5 @@ def model(dbt, session):
         corpus=dbt.ref("loft_1m__corpus"),
         design=Design.from_config(config, config.get("prompt_variants")),
         data_dir=config.get("data_dir"),
+        media=dbt.ref("loft_1m__stg_mm_media"),
     )

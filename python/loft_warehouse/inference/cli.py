@@ -17,6 +17,7 @@ import polars as pl
 from loft_warehouse.design import Design
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost
+from loft_warehouse.inference.media import MM_TASK, MediaLibrary
 from loft_warehouse.inference.store import DEFAULT_STORE, ResponseStore, store_path
 from loft_warehouse.inference.systems import parse_selection, select
 from loft_warehouse.inference.warehouse import ESTIMATE_COLUMNS, configured_systems, project
@@ -64,8 +65,13 @@ def _estimate(args: argparse.Namespace) -> int:
             if "corpus" in tables
             else None
         )
+        media = (
+            MediaLibrary.from_frame(con.table(f"{schema}_internal.stg_mm_media").pl())
+            if (prompts["task"] == MM_TASK).any()
+            else None
+        )
     prices = cost.load_prices()
-    table = cost.estimate(prompts, systems, prices, args.size, prefixes, segments=segments)
+    table = cost.estimate(prompts, systems, prices, args.size, prefixes, segments=segments, media=media)
     if corpus is not None:
         later = cost.later_stages(prompts, corpus, Design(), systems, prices, args.size)
         table = pl.concat([table, later]).sort("system", "task", "dataset", "method", "stage")

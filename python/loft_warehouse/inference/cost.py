@@ -23,6 +23,8 @@ import polars as pl
 
 from loft_warehouse.errors import BadInputError, ConfigurationError, CostLimitError
 from loft_warehouse.inference.executors import executors
+from loft_warehouse.inference.media import MediaLibrary
+from loft_warehouse.inference.media import scope as media_scope
 from loft_warehouse.inference.systems import Prices, System, scope
 from loft_warehouse.inference.window import ContextWindow
 from loft_warehouse.settings import PROJECT_ROOT
@@ -224,13 +226,16 @@ def estimate(
     prefixes: Mapping[str, str] | None = None,
     data_dir: str | None = None,
     segments: Mapping[str, str] | None = None,
+    media: MediaLibrary | None = None,
 ) -> pl.DataFrame:
     """Estimated cost per system x size x (task, dataset, method, stage) of sending these prompts.
 
     prompts needs task, dataset, variant, prefix_id, n_tokens_prefix, n_tokens_total (method and
     stage default to cic / 1); with prefix texts by prefix_id (and prompt_id, head, suffix), a
     system's `tokenizer` decides which prompts fit its window, as in the run. Rows a non-model
-    step answers (bm25 top-k) cost nothing.
+    step answers (bm25 top-k) cost nothing. Multimodal rows need the media they send: their
+    media tokens count by the provider's rule, and a system that cannot take them leaves them out
+    (as the run skips them).
     """
     for name, value in (("method", pl.lit("cic")), ("stage", pl.lit(1, pl.Int64))):
         if name not in prompts.columns:
@@ -239,6 +244,7 @@ def estimate(
     for system in systems:
         for executor, in_scope in executors(system, scope(prompts, system, size)):
             prices = resolve_prices(executor, seed)
+            in_scope = media_scope(in_scope, executor.provider, prefixes or {}, media).taken
             window = ContextWindow(executor, data_dir, estimate=True)
             in_scope = window.split(in_scope, prefixes, segments).fit
             if in_scope.height == 0:

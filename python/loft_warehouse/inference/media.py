@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -21,6 +22,7 @@ from loft_warehouse.prompts import media_markers
 from loft_warehouse.sources.loft_mm import SENT_IMAGE_SIZE
 
 MEDIA_COLUMNS = ("sha256", "mime_type", "data", "duration_ms")
+MM_TASK = "mm"
 
 
 @dataclass(frozen=True)
@@ -100,3 +102,57 @@ def pieces_of(text: str, library: MediaLibrary | None) -> list[str | MediaItem]:
     if library is None:
         raise ConfigurationError("a prompt names media, but the run was given no stg_mm_media")
     return library.pieces(text)
+
+
+@dataclass(frozen=True)
+class MediaScope:
+    """Prompt rows split by what a provider takes: `taken` (every text row, and the multimodal
+    rows with their media tokens added to n_tokens_prefix and n_tokens_total), `unsupported`
+    (multimodal rows sending a type in `lacking`), and how many taken rows have media whose
+    tokens the provider does not document (counted as text alone)."""
+
+    taken: pl.DataFrame
+    unsupported: pl.DataFrame
+    lacking: tuple[str, ...] = ()
+    undocumented: int = 0
+
+
+def scope(rows: pl.DataFrame, provider: str, prefixes: Mapping[str, str], library: MediaLibrary | None) -> MediaScope:
+    """What a provider can be sent of these rows, with its own count of their media tokens."""
+    mm = rows.filter(pl.col("task") == MM_TASK)
+    if not mm.height:
+        return MediaScope(rows, rows.clear())
+    if library is None:
+        raise ConfigurationError("multimodal prompt rows, but the run was given no stg_mm_media")
+    lacking: set[str] = set()
+    undocumented = 0
+    taken: list[dict[str, Any]] = []
+    unsupported: list[dict[str, Any]] = []
+    prefix_tokens: dict[str, int | None] = {}
+    for row in mm.iter_rows(named=True):
+        prefix = prefixes.get(row["prefix_id"], "")
+        types = unsupported_types(provider, [prefix, row["suffix"]])
+        if types:
+            lacking.update(types)
+            unsupported.append(row)
+            continue
+        if row["prefix_id"] not in prefix_tokens:
+            prefix_tokens[row["prefix_id"]] = tokens(provider, prefix, library)
+        in_prefix = prefix_tokens[row["prefix_id"]]
+        in_suffix = tokens(provider, row["suffix"], library)
+        if in_prefix is None or in_suffix is None:
+            undocumented += 1
+            in_prefix = in_suffix = 0
+        taken.append(
+            {
+                **row,
+                "n_tokens_prefix": int(row["n_tokens_prefix"] or 0) + in_prefix,
+                "n_tokens_total": int(row["n_tokens_total"] or 0) + in_prefix + in_suffix,
+            }
+        )
+    return MediaScope(
+        pl.concat([rows.filter(pl.col("task") != MM_TASK), pl.DataFrame(taken, schema=rows.schema)]),
+        pl.DataFrame(unsupported, schema=rows.schema),
+        tuple(sorted(lacking)),
+        undocumented,
+    )

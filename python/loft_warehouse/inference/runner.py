@@ -47,7 +47,7 @@ from loft_warehouse.inference.providers.base import (
 )
 from loft_warehouse.inference.store import REJECTED, ResponseStore, StoredResponse, now_utc
 from loft_warehouse.inference.systems import Prices, System, scope
-from loft_warehouse.inference.window import ContextWindow, WindowSplit
+from loft_warehouse.inference.window import ContextWindow
 from loft_warehouse.progress import Progress, emit_stderr
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
 
@@ -454,7 +454,7 @@ def run(
             if unsupported.height:
                 out.extend(_skipped(unsupported, system, chosen, "skipped_unsupported"))
             window = ContextWindow(system, data_dir)
-            split = _window_split(window, rows, inputs)
+            split = window.split(rows, inputs.prefixes, inputs.segments)
             if split.counted:
                 emit(
                     f"{system.name}: {split.counted} prompt(s) counted in {window.unit} tokens: "
@@ -507,77 +507,23 @@ def run(
     return responses_frame(out)
 
 
-MM_TASK = "mm"
-
-
 def _media_scope(
     rows: pl.DataFrame, system: System, inputs: RunInputs, emit: Callable[[str], None]
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """A system's multimodal rows split into those it takes, with their media tokens added to
-    n_tokens_prefix and n_tokens_total (the provider's own rule, media_tokens.yaml), and those
-    sending a media type its provider does not take (skipped_unsupported, one line)."""
-    mm = rows.filter(pl.col("task") == MM_TASK)
-    if not mm.height:
-        return rows, rows.clear()
-    if inputs.media is None:
-        raise ConfigurationError("multimodal prompt rows, but the run was given no stg_mm_media")
-    library = inputs.media
-    lacking: set[str] = set()
-    undocumented = 0
-    kept: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
-    prefix_tokens: dict[str, int | None] = {}
-    for row in mm.iter_rows(named=True):
-        prefix = inputs.prefixes.get(row["prefix_id"], "")
-        types = media_parts.unsupported_types(system.provider, [prefix, row["suffix"]])
-        if types:
-            lacking.update(types)
-            skipped.append(row)
-            continue
-        if row["prefix_id"] not in prefix_tokens:
-            prefix_tokens[row["prefix_id"]] = media_parts.tokens(system.provider, prefix, library)
-        in_prefix = prefix_tokens[row["prefix_id"]]
-        in_suffix = media_parts.tokens(system.provider, row["suffix"], library)
-        if in_prefix is None or in_suffix is None:
-            undocumented += 1
-            in_prefix = in_suffix = 0
-        kept.append(
-            {
-                **row,
-                "n_tokens_prefix": int(row["n_tokens_prefix"] or 0) + in_prefix,
-                "n_tokens_total": int(row["n_tokens_total"] or 0) + in_prefix + in_suffix,
-            }
-        )
-    if skipped:
+    """A system's rows it can send (multimodal ones with their media tokens counted) and the
+    multimodal ones it cannot (skipped_unsupported), each kind said in one line."""
+    scoped = media_parts.scope(rows, system.provider, inputs.prefixes, inputs.media)
+    if scoped.unsupported.height:
         emit(
-            f"{system.name}: {len(skipped)} multimodal prompt(s) skipped_unsupported "
-            f"({system.provider} takes no {', '.join(sorted(lacking))})"
+            f"{system.name}: {scoped.unsupported.height} multimodal prompt(s) skipped_unsupported "
+            f"({system.provider} takes no {', '.join(scoped.lacking)})"
         )
-    if undocumented:
+    if scoped.undocumented:
         emit(
-            f"{system.name}: {undocumented} multimodal prompt(s) with media whose tokens {system.provider} does "
-            "not document: their window check and cost count the text alone"
+            f"{system.name}: {scoped.undocumented} multimodal prompt(s) with media whose tokens {system.provider} "
+            "does not document: their window check and cost count the text alone"
         )
-    text = rows.filter(pl.col("task") != MM_TASK)
-    return (
-        pl.concat([text, pl.DataFrame(kept, schema=rows.schema)]),
-        pl.DataFrame(skipped, schema=rows.schema),
-    )
-
-
-def _window_split(window: ContextWindow, rows: pl.DataFrame, inputs: RunInputs) -> WindowSplit:
-    """The window check: text rows as the system counts them (window.py); multimodal rows on
-    their text and media tokens (a tokenizer would count the media markers as text)."""
-    mm = rows.filter(pl.col("task") == MM_TASK)
-    if not mm.height:
-        return window.split(rows, inputs.prefixes, inputs.segments)
-    split = window.split(rows.filter(pl.col("task") != MM_TASK), inputs.prefixes, inputs.segments)
-    over = pl.lit(window.limit is not None) & (pl.col("n_tokens_total") > (window.limit or 0))
-    return replace(
-        split,
-        fit=pl.concat([split.fit, mm.filter(~over)]),
-        too_long=pl.concat([split.too_long, mm.filter(over)]),
-    )
+    return scoped.taken, scoped.unsupported
 
 
 def _add_later_stages(plan: cost.SystemPlan, full_run: cost.FullRun | None) -> None:

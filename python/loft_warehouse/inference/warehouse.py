@@ -23,7 +23,7 @@ from loft_warehouse.design import Design
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost, media_cost, runner
 from loft_warehouse.inference.fixture_server import is_fixture
-from loft_warehouse.inference.media import MEDIA_COLUMNS, MediaLibrary
+from loft_warehouse.inference.media import MEDIA_COLUMNS, MM_TASK, MediaLibrary
 from loft_warehouse.inference.providers.registry import BATCH_PROVIDERS
 from loft_warehouse.inference.store import FIXTURE_STORE, PLANTED_STORE, ResponseStore, store_path
 from loft_warehouse.inference.systems import (
@@ -142,7 +142,7 @@ def _segment_texts(segments: Relation | None, prompt_rows: pl.DataFrame) -> dict
 
 def _media(media: Relation | None, prompt_rows: pl.DataFrame) -> MediaLibrary | None:
     """The media of the datasets whose mm prompts the rows hold (None: no mm prompt)."""
-    datasets = prompt_rows.filter(pl.col("task") == runner.MM_TASK)["dataset"].unique().to_list()
+    datasets = prompt_rows.filter(pl.col("task") == MM_TASK)["dataset"].unique().to_list()
     if not datasets:
         return None
     if media is None:
@@ -163,10 +163,11 @@ def cost_estimates(
     corpus: Relation | None = None,
     design: Design | None = None,
     batch: str | list[str] | None = None,
+    media: Relation | None = None,
 ) -> pl.DataFrame:
     """The estimate of every configured system on this size's prompts (before any call), for
-    every stage of every method: stage 1 from the prompts, later stages from the methods'
-    settings (design) and the corpus's document sizes.
+    every stage of every method: stage 1 from the prompts (multimodal ones with their media
+    tokens), later stages from the methods' settings (design) and the corpus's document sizes.
 
     With the prefixes relation, systems with a `tokenizer` count the prompts over their window
     in SentencePiece tokens again in their own tokens, as the run does. The estimate is kept
@@ -176,6 +177,7 @@ def cost_estimates(
     systems = list(configured_systems(systems_file_setting, batch).values())
     texts = None if prefixes is None else _prefix_texts(prefixes, frame)
     segment_texts = _segment_texts(segments, frame)
+    library = _media(media, frame)
     price_frame = project(prices)
     documents = (
         None if corpus is None or design is None else project(corpus, ("task", "dataset", "corpus_id", "n_tokens"))
@@ -183,13 +185,17 @@ def cost_estimates(
 
     def estimates() -> dict[str, pl.DataFrame]:
         seed_prices = cost.prices_from_frame(price_frame)
-        stage1 = cost.estimate(frame, systems, seed_prices, size, texts, data_dir, segment_texts)
+        stage1 = cost.estimate(frame, systems, seed_prices, size, texts, data_dir, segment_texts, library)
         if documents is None:
             return {"estimates": stage1}
         later = cost.later_stages(frame, documents, design, systems, seed_prices, size)
         return {"estimates": pl.concat([stage1, later]).sort("system", "task", "dataset", "method", "stage")}
 
-    parts = [size, systems, design, _tokenizer_stamps(data_dir), frame, price_frame, texts, segment_texts, documents]
+    media_hashes = None if library is None else sorted(library.items)
+    parts = [
+        size, systems, design, _tokenizer_stamps(data_dir), frame, price_frame, texts, segment_texts, documents,
+        media_hashes,
+    ]  # fmt: skip
     key = frame_cache.key_of("cost_estimates", parts)
     return frame_cache.kept("cost_estimates", key, ["estimates"], estimates)[0]["estimates"]
 

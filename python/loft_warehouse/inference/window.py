@@ -8,17 +8,19 @@ only that count decides; Gemini's countTokens is an API call, so only prompts ov
 GEMINI_RECOUNT_SHARE of the window in SentencePiece are counted with it (no LOFT prompt is
 that far apart in the two vocabularies). A multi-turn prompt depends on the model's earlier
 answers: before the run it is counted with empty answers (the shortest fill), and one that
-fits then is counted again with the real answers when sent.
+fits then is counted again with the real answers when sent. A multimodal prompt is decided on
+its text tokens plus its media tokens by the provider's rule (media.scope adds them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
 from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.inference.media import MM_TASK
 from loft_warehouse.inference.messages import build_messages
 from loft_warehouse.inference.systems import System
 from loft_warehouse.model_tokens import (
@@ -112,6 +114,21 @@ class ContextWindow:
             return rows.filter(pl.col("n_tokens_total") > GEMINI_RECOUNT_SHARE * self.limit)
         return rows
 
+    def _split_multimodal(
+        self, rows: pl.DataFrame, prefixes: Mapping[str, str] | None, segments: Mapping[str, str] | None
+    ) -> WindowSplit:
+        """Multimodal rows decided on their counts (text and media tokens, media.scope): a
+        tokenizer would count their media markers as text. The other rows as split() does."""
+        is_mm = pl.col("task") == MM_TASK
+        split = self.split(rows.filter(~is_mm), prefixes, segments)
+        mm = rows.filter(is_mm)
+        over = pl.col("n_tokens_total") > (self.limit or 0)
+        return replace(
+            split,
+            fit=pl.concat([split.fit, mm.filter(~over)]),
+            too_long=pl.concat([split.too_long, mm.filter(over)]),
+        )
+
     def split(
         self, rows: pl.DataFrame, prefixes: Mapping[str, str] | None, segments: Mapping[str, str] | None = None
     ) -> WindowSplit:
@@ -122,6 +139,8 @@ class ContextWindow:
         """
         if self.limit is None:
             return WindowSplit(rows, rows.clear())
+        if "task" in rows.columns and (rows["task"] == MM_TASK).any():
+            return self._split_multimodal(rows, prefixes, segments)
         if self.spec is None or prefixes is None:
             over = pl.col("n_tokens_total") > self.limit
             return WindowSplit(rows.filter(~over), rows.filter(over))
