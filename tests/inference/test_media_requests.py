@@ -15,6 +15,7 @@ from PIL import Image
 
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import runner
+from loft_warehouse.inference.cost import CostLimitError
 from loft_warehouse.inference.media import MediaItem, MediaLibrary
 from loft_warehouse.inference.systems import Prices
 from loft_warehouse.prompts.media_markers import marker
@@ -189,3 +190,27 @@ def test_media_tokens_count_in_the_window_and_a_missing_item_is_named(tmp_path, 
     inputs = runner.RunInputs(prompts=_rows(), prefixes=dict(PREFIXES), media=MediaLibrary([RED, BLUE, CLIP]))
     with pytest.raises(ConfigurationError, match=f"stg_mm_media has no media item sha256:{GREEN.sha256}"):
         runner.run(inputs, systems_from(tmp_path, [gemini_system()]), store, "128k", PRICES)
+
+
+def test_max_cost_usd_counts_the_media_before_any_call(tmp_path, api_env, store):
+    """Claude at $15 / $75 per Mtok: the two image prompts' text and output alone come to about
+    $0.013, their six 512x512 images (350 tokens each) add $0.0315, so a $0.02 limit refuses."""
+    entries = [anthropic_system()]
+    inputs = runner.RunInputs(prompts=_rows(), prefixes=dict(PREFIXES), media=LIBRARY)
+    with pytest.raises(CostLimitError, match=r"exceeds max_cost_usd=\$0.02"):
+        runner.run(inputs, systems_from(tmp_path, entries), store, "128k", PRICES, max_cost_usd=0.02)
+    assert api_env.state.generation_requests() == []
+    sent = runner.run(inputs, systems_from(tmp_path, entries), store, "128k", PRICES, max_cost_usd=0.06)
+    assert sent.filter(pl.col("status") == "ok").height == 2
+
+
+def test_gemini_uploads_media_over_its_inline_limit_once_each_and_deletes_them(tmp_path, api_env, store):
+    api_env.state.answer = _answer_if_intact
+    frame = _run(tmp_path, store, [gemini_system(options={"inline_media_bytes": 1000})])
+    assert frame["raw_text"].to_list() == ["Final Answer: ['1'] q-clip", "Final Answer: ['1'] q-blue",
+                                           "Final Answer: ['1'] q-green"]  # fmt: skip
+    apis = [r.api for r in api_env.state.requests]
+    assert apis.count("gemini_file_start") == 4  # red, green (twice sent), blue, the clip: each once
+    assert apis.count("gemini_file_delete") == 4 and api_env.state.gemini_files == {}
+    sent = [r.body for r in api_env.state.requests if r.api in ("gemini_generate", "gemini_cache_create")]
+    assert "fileData" in str(sent) and "inlineData" not in str(sent)

@@ -1,7 +1,8 @@
 """A local stand-in for the OpenAI, Gemini and Anthropic REST APIs, for tests, benchmarks and dry runs.
 
 It serves `POST /v1/chat/completions` (OpenAI), the Gemini `models/{m}:generateContent`,
-`:streamGenerateContent`, `:countTokens` and `cachedContents` endpoints, Anthropic's
+`:streamGenerateContent`, `:countTokens` and `cachedContents` endpoints and its resumable file
+upload (files a fileData part names, deleted with DELETE), Anthropic's
 `POST /v1/messages` (with prompt caching: cache_creation / cache_read usage), each streamed
 (SSE) when asked, and the three batch APIs (fixture_batches.py) on 127.0.0.1, so the real
 `openai`, `google-genai` and `anthropic` clients run unchanged against it; `GET /loft-fixture`
@@ -48,6 +49,7 @@ from loft_warehouse.inference.fixture_batches import FixtureBatch
 from loft_warehouse.prompts import media_markers
 
 IDENTITY_PATH = "/loft-fixture"
+GEMINI_UPLOAD_PATH = "/loft-fixture/uploads/"
 IDENTITY = {"server": "loft-fixture"}
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 FAULTS = ("rate_limit", "server_error", "bad_request", "timeout", "malformed", "blocked", "empty", "silent")
@@ -93,6 +95,8 @@ class FixtureState:
     seen_blocks: set[bytes] = field(default_factory=set)
     anthropic_cache: set[str] = field(default_factory=set)
     files: dict[str, bytes] = field(default_factory=dict)
+    gemini_files: dict[str, bytes] = field(default_factory=dict)  # by file id
+    gemini_uploads: dict[str, bytearray] = field(default_factory=dict)
     batches: dict[str, FixtureBatch] = field(default_factory=dict)
     batch_accept_delay_s: float = 0.0
     batch_create_delay_s: float = 0.0
@@ -148,6 +152,10 @@ def media_marker(mime_type: str, encoded: str) -> str:
         data = base64.b64decode(standard + "=" * (-len(standard) % 4), validate=True)
     except (binascii.Error, ValueError):
         return "<<undecodable media>>"
+    return bytes_marker(mime_type, data)
+
+
+def bytes_marker(mime_type: str, data: bytes) -> str:
     return media_markers.marker(mime_type, hashlib.sha256(data).hexdigest())
 
 
@@ -172,15 +180,23 @@ def _openai_prompt(body: dict[str, Any]) -> str:
     return "".join(texts)
 
 
-def _gemini_part_text(part: dict[str, Any]) -> str:
+def _gemini_part_text(part: dict[str, Any], files: dict[str, bytes]) -> str:
     inline = part.get("inlineData") or part.get("inline_data")
     if inline:
         return media_marker(str(inline.get("mimeType") or inline.get("mime_type")), str(inline.get("data") or ""))
+    uploaded = part.get("fileData") or part.get("file_data")
+    if uploaded:
+        data = files.get(str(uploaded.get("fileUri") or uploaded.get("file_uri")).rsplit("/", 1)[-1])
+        mime_type = str(uploaded.get("mimeType") or uploaded.get("mime_type"))
+        return "<<unknown file>>" if data is None else bytes_marker(mime_type, data)
     return str(part.get("text") or "")
 
 
-def _gemini_text(contents: list[dict[str, Any]] | None) -> str:
-    return "".join(_gemini_part_text(part) for content in contents or [] for part in content.get("parts", []))
+def _gemini_text(contents: list[dict[str, Any]] | None, files: dict[str, bytes] | None = None) -> str:
+    """A Gemini request's text, media as markers (an uploaded file's: the bytes uploaded)."""
+    return "".join(
+        _gemini_part_text(part, files or {}) for content in contents or [] for part in content.get("parts", [])
+    )
 
 
 def _anthropic_prompt(body: dict[str, Any]) -> str:
@@ -235,7 +251,7 @@ def gemini_reply(
     state: FixtureState, model: str, body: dict[str, Any], cached_text: str, fault: str | None
 ) -> dict[str, Any]:
     """A GenerateContentResponse for a request body (with the text of the cache it names)."""
-    prompt = cached_text + _gemini_text(body.get("contents"))
+    prompt = cached_text + _gemini_text(body.get("contents"), state.gemini_files)
     prompt_tokens = count_words(prompt)
     usage: dict[str, Any] = {"promptTokenCount": prompt_tokens}
     if cached_text:
@@ -533,6 +549,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
         path = self.path.split("?", 1)[0]
         state = self.server.state
+        if (path.startswith("/upload/") and path.endswith("/files")) or path.startswith(GEMINI_UPLOAD_PATH):
+            self._gemini_upload(path)
+            return
         if path == "/v1/files":
             raw = self._raw()
             self._record("openai_file_upload", None)
@@ -563,7 +582,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._anthropic_messages(body)
         elif path.endswith(":countTokens"):
             self._record("gemini_count", body)
-            words = count_words(_gemini_text(body.get("contents")))
+            words = count_words(_gemini_text(body.get("contents"), state.gemini_files))
             self._send(200, {"totalTokens": words})
         elif path.endswith("/cachedContents"):
             self._gemini_create_cache(body)
@@ -573,6 +592,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:  # noqa: N802 - stdlib name
         path = self.path.split("?", 1)[0]
+        if "/files/" in path:
+            self._record("gemini_file_delete", None)
+            with self.server.state.lock:
+                found = self.server.state.gemini_files.pop(path.rsplit("/", 1)[-1], None) is not None
+            self._send(200 if found else 404, {} if found else {"error": {"code": 404, "message": f"no file {path}"}})
+            return
         self._record("gemini_cache_delete", None)
         name = path[path.index("cachedContents/") :] if "cachedContents/" in path else ""
         state = self.server.state
@@ -624,7 +649,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         model = path.rsplit("/", 1)[-1].split(":")[0]
         reply = functools.partial(gemini_reply, state, model, body, cached_text)
-        prompt = cached_text + _gemini_text(body.get("contents"))
+        prompt = cached_text + _gemini_text(body.get("contents"), state.gemini_files)
         self._generate("gemini_generate", body, prompt, reply, sse_gemini, stream)
 
     def _anthropic_messages(self, body: dict[str, Any]) -> None:
@@ -634,10 +659,42 @@ class _Handler(BaseHTTPRequestHandler):
             "anthropic_messages", body, _anthropic_prompt(body), reply, sse_anthropic, bool(body.get("stream"))
         )
 
+    def _gemini_upload(self, path: str) -> None:
+        """Gemini's resumable upload: `start` hands out an upload URL; `upload` appends the
+        bytes sent, `finalize` files them under a URI that fileData parts then name."""
+        state = self.server.state
+        command = (self.headers.get("X-Goog-Upload-Command") or "").lower()
+        if "start" in command:
+            body = self._body() or {}
+            self._record("gemini_file_start", body)
+            upload_id = uuid.uuid4().hex[:12]
+            with state.lock:
+                state.gemini_uploads[upload_id] = bytearray()
+            url = f"{self._base_url()}{GEMINI_UPLOAD_PATH}{upload_id}"
+            self._send(200, {}, headers={"x-goog-upload-url": url, "x-goog-upload-status": "active"})
+            return
+        upload_id = path.removeprefix(GEMINI_UPLOAD_PATH)
+        data = self._raw()
+        self._record("gemini_file_upload", None)
+        with state.lock:
+            pending = state.gemini_uploads.get(upload_id)
+            if pending is None:
+                self._not_found(path)
+                return
+            pending.extend(data)
+            if "finalize" not in command:
+                self._send(200, {}, headers={"x-goog-upload-status": "active"})
+                return
+            del state.gemini_uploads[upload_id]
+            uri = f"{self._base_url()}/v1beta/files/{upload_id}"
+            state.gemini_files[upload_id] = bytes(pending)
+        file = {"name": f"files/{upload_id}", "uri": uri, "sizeBytes": str(len(pending)), "state": "ACTIVE"}
+        self._send(200, {"file": file}, headers={"x-goog-upload-status": "final"})
+
     def _gemini_create_cache(self, body: dict[str, Any]) -> None:
         self._record("gemini_cache_create", body)
         state = self.server.state
-        text = _gemini_text(body.get("contents"))
+        text = _gemini_text(body.get("contents"), state.gemini_files)
         name = f"cachedContents/fixture{uuid.uuid4().hex[:10]}"
         with state.lock:
             state.caches[name] = text
@@ -714,7 +771,7 @@ def _finish_batches(state: FixtureState, expire: bool = False) -> int:
         open_batches = [b for b in state.batches.values() if b.state == "in_progress"]
     for batch in open_batches:
         for custom_id, body in batch.requests:
-            prompt = _batch_prompt(batch.api, body)
+            prompt = _batch_prompt(batch.api, body, state.gemini_files)
             outcome = "expired" if expire else (state.batch_outcome(prompt) if state.batch_outcome else None)
             if outcome is not None:
                 batch.results[custom_id] = (outcome, None)
@@ -728,12 +785,12 @@ def _finish_batches(state: FixtureState, expire: bool = False) -> int:
     return len(open_batches)
 
 
-def _batch_prompt(api: str, body: dict[str, Any]) -> str:
+def _batch_prompt(api: str, body: dict[str, Any], gemini_files: dict[str, bytes]) -> str:
     if api == "openai":
         return _openai_prompt(body)
     if api == "anthropic":
         return _anthropic_prompt(body)
-    return _gemini_text(body.get("contents"))
+    return _gemini_text(body.get("contents"), gemini_files)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,7 +1,8 @@
 """Gemini via google-genai, with one explicit context cache per (system, prefix).
 
-A multimodal prompt's media go as inline data parts where its markers stand (the shared
-prefix's images or audio in its context cache).
+A multimodal prompt's media go where its markers stand: as inline data, or as files uploaded
+once per run when a call's media exceed `options.inline_media_bytes` (20 MB by default, Gemini's
+inline limit); a context cache holds the shared prefix's media too.
 
 A prefix at or above the system's `cache.min_prefix_tokens` is uploaded once as cached content
 on first use; every query of that prefix then sends only its own suffix and refers to the cache,
@@ -12,6 +13,7 @@ empty candidate lists come back as status 'blocked' (scored as incorrect, as in 
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import threading
@@ -26,7 +28,7 @@ from google.genai import errors, types
 
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.flow import RetryPolicy, call_with_retries
-from loft_warehouse.inference.media import MediaLibrary, pieces_of
+from loft_warehouse.inference.media import MediaItem, MediaLibrary, encoded_size, pieces_of
 from loft_warehouse.inference.providers.base import (
     Completion,
     PermanentError,
@@ -48,21 +50,28 @@ BLOCK_FINISH_REASONS = {
     "IMAGE_SAFETY",
 }
 _ROLES = {"user": "user", "assistant": "model"}
+# Gemini takes inline data up to a 20 MB request; larger media go up as files.
+INLINE_MEDIA_BYTES = 20_000_000
 
 
-def _parts(text: str, library: MediaLibrary | None) -> list[types.Part]:
-    """A message's parts: its text, and each media item it names as inline data, in order."""
+def _parts(text: str, library: MediaLibrary | None, media: Callable[[MediaItem], types.Part]) -> list[types.Part]:
+    """A message's parts: its text, and each media item it names (as `media` sends it), in order."""
+    return [types.Part(text=piece) if isinstance(piece, str) else media(piece) for piece in pieces_of(text, library)]
+
+
+def _inline(item: MediaItem) -> types.Part:
+    return types.Part.from_bytes(data=item.data, mime_type=item.mime_type)
+
+
+def _contents(
+    messages: list[dict[str, str]],
+    library: MediaLibrary | None = None,
+    media: Callable[[MediaItem], types.Part] = _inline,
+) -> list[types.Content]:
     return [
-        types.Part(text=piece)
-        if isinstance(piece, str)
-        else types.Part.from_bytes(data=piece.data, mime_type=piece.mime_type)
-        for piece in pieces_of(text, library)
-    ]
-
-
-def _contents(messages: list[dict[str, str]], library: MediaLibrary | None = None) -> list[types.Content]:
-    return [
-        types.Content(role=_ROLES[m["role"]], parts=_parts(m["content"], library)) for m in messages if m["content"]
+        types.Content(role=_ROLES[m["role"]], parts=_parts(m["content"], library, media))
+        for m in messages
+        if m["content"]
     ]
 
 
@@ -88,6 +97,9 @@ class GeminiProvider:
         )
         self.min_prefix_tokens = int((system.cache or {}).get("min_prefix_tokens") or 0)
         self.ttl_s = int((system.cache or {}).get("ttl_s") or 3600)
+        self.inline_media_bytes = int(system.options.get("inline_media_bytes") or INLINE_MEDIA_BYTES)
+        self._files: dict[str, types.File] = {}
+        self._file_locks: dict[str, threading.Lock] = {}
         self._caches: dict[str, str | None] = {}
         self._cache_locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -122,7 +134,7 @@ class GeminiProvider:
                     lambda: self.client.caches.create(
                         model=self.system.model,
                         config=types.CreateCachedContentConfig(
-                            contents=_contents([{"role": "user", "content": request.prefix}], request.media),
+                            contents=self.contents([{"role": "user", "content": request.prefix}], request.media),
                             display_name=f"loft-{self.system.name}-{request.prefix_id}"[:120],
                             ttl=f"{self.ttl_s}s",
                         ),
@@ -140,6 +152,30 @@ class GeminiProvider:
             with self._lock:
                 self._caches[request.prefix_id] = name
             return name
+
+    def contents(self, messages: list[dict[str, str]], library: MediaLibrary | None) -> list[types.Content]:
+        """The contents of a call: media inline, or, when the call's media (base64) exceed
+        `inline_media_bytes`, each item as a file uploaded once per run (Files API)."""
+        inline = sum(encoded_size(m["content"], library) for m in messages) <= self.inline_media_bytes
+        return _contents(messages, library, _inline if inline else self._file_part)
+
+    def _file_part(self, item: MediaItem) -> types.Part:
+        with self._lock:
+            lock = self._file_locks.setdefault(item.sha256, threading.Lock())
+        with lock:
+            if item.sha256 not in self._files:
+                self._files[item.sha256] = self._call(
+                    lambda: self.client.files.upload(
+                        file=io.BytesIO(item.data),
+                        config=types.UploadFileConfig(
+                            mime_type=item.mime_type, display_name=f"loft-{item.sha256[:16]}"
+                        ),
+                    )
+                )
+            uploaded = self._files[item.sha256]
+        if uploaded.state is not None and _enum_name(uploaded.state) != "ACTIVE":
+            raise RetryableError(f"uploaded file {uploaded.name} is {_enum_name(uploaded.state)}, not ACTIVE yet")
+        return types.Part.from_uri(file_uri=str(uploaded.uri), mime_type=item.mime_type)
 
     def _call(self, action):  # noqa: ANN001, ANN202 - thin error-mapping wrapper
         try:
@@ -175,14 +211,14 @@ class GeminiProvider:
         if not self.system.stream:
             response = self._call(
                 lambda: self.client.models.generate_content(
-                    model=self.system.model, contents=_contents(messages, request.media), config=config
+                    model=self.system.model, contents=self.contents(messages, request.media), config=config
                 )
             )
             return completion_of([response], None)
         chunks, ttft = self._call(
             lambda: _collect(
                 self.client.models.generate_content_stream(
-                    model=self.system.model, contents=_contents(messages, request.media), config=config
+                    model=self.system.model, contents=self.contents(messages, request.media), config=config
                 ),
                 started,
             )
@@ -190,10 +226,13 @@ class GeminiProvider:
         return completion_of(chunks, ttft)
 
     def close(self) -> None:
-        """Delete every context cache this run created (they also expire after ttl_s)."""
+        """Delete every context cache and uploaded file this run created (caches also expire
+        after ttl_s, files after 48 hours)."""
         with self._lock:
             names = [n for n in self._caches.values() if n]
+            files = [f.name for f in self._files.values() if f.name]
             self._caches.clear()
+            self._files.clear()
         for name in names:
             try:
                 self.client.caches.delete(name=name)
@@ -201,6 +240,11 @@ class GeminiProvider:
                 LOG.warning(
                     "%s: could not delete context cache %s: %s", self.system.name, name, self.system.scrub(str(exc))
                 )
+        for name in files:
+            try:
+                self.client.files.delete(name=name)
+            except (errors.APIError, httpx2.TransportError) as exc:
+                LOG.warning("%s: could not delete file %s: %s", self.system.name, name, self.system.scrub(str(exc)))
 
 
 def _collect(stream: Iterable[types.GenerateContentResponse], started: float) -> tuple[list, float | None]:
