@@ -50,7 +50,7 @@ def test_a_multimodal_release_is_named_and_its_names_are_a_selection(tmp_path: P
     assert [(s.task, s.dataset) for s in built] == [("retrieval", "arguana")]
     assert capsys.readouterr().out.splitlines() == [
         f"multimodal at 128k: mm/fleurs_en_tts, mm/flickr30k in {tmp_path / 'loft'} are landed and rendered "
-        "(loft_128k__stg_mm_media, __mm_prompt_parts) and score imported predictions; "
-        "the build does not send them to a model yet"
+        "(loft_128k__stg_mm_media, __mm_prompt_parts) as prompts of task mm, sent with "
+        "their media to the systems that take them"
     ]
     assert specs_for_size(tmp_path, "128k", ("mm/flickr30k", "retrieval/arguana"), quiet=True)

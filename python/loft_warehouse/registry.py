@@ -135,8 +135,8 @@ def specs_for_size(
     if multimodal and not quiet:
         print(
             f"multimodal at {size_label}: {', '.join(multimodal)} in {root / 'loft'} are landed and rendered "
-            f"(loft_{size_label.lower()}__stg_mm_media, __mm_prompt_parts) and score imported predictions; "
-            "the build does not send them to a model yet"
+            f"(loft_{size_label.lower()}__stg_mm_media, __mm_prompt_parts) as prompts of task mm, sent with "
+            "their media to the systems that take them"
         )
     raw = [s for s in specs() if s.source != "loft_release" and size_label in s.sizes]
     has_raw = (root / "raw").is_dir()
