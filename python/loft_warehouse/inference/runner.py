@@ -34,7 +34,6 @@ from loft_warehouse.inference.flow import (
     call_with_retries,
     map_stoppable,
 )
-from loft_warehouse.inference.media import MediaLibrary
 from loft_warehouse.inference.messages import build_messages
 from loft_warehouse.inference.outcomes import Conversation, Outcome, completed, conversations, row_response
 from loft_warehouse.inference.providers.base import (
@@ -100,7 +99,7 @@ class RunInputs:
     queries: pl.DataFrame | None = None
     segments: dict[str, str] = field(default_factory=dict)
     size: str = ""
-    media: MediaLibrary | None = None
+    media: media_parts.MediaLibrary | None = None
 
     def after_prefix(self, row: dict[str, Any]) -> str:
         """What follows the prefix in a row's prompt: its segments, then its suffix."""
