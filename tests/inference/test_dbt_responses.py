@@ -59,6 +59,10 @@ from (values
 ) as t(prompt_id, task, dataset, corpus_id, variant, split, qid, turn, n_turns, prefix_id, head, suffix,
        n_tokens_prefix, n_tokens_total)""",
     "loft_128k__prompt_segments": "select 's0' as segment_id, e'unused\\n' as text",
+    "loft_128k__stg_mm_media": """
+select null::varchar as dataset, null::varchar as sha256, null::varchar as mime_type, null::blob as data,
+       null::bigint as duration_ms
+where false""",
     "loft_128k__arms": """
 select task, 'nq' as dataset, 'default' as variant, 'cic' as method, task || '-arm' as arm_id
 from (values ('retrieval'), ('rag')) as t(task)""",
