@@ -83,6 +83,22 @@ def test_bm25_indexes_title_and_text(tmp_path, store):
     assert provider.rank(_prompt("q1")) == ["3"]
 
 
+def test_a_multimodal_corpus_beside_the_text_ones_is_not_bm25s(tmp_path):
+    """prompt_doc_ids holds an mm dataset's shown IDs too; its media are in no text corpus."""
+    from loft_warehouse.inference.providers.bm25 import BM25Provider
+
+    system = load_systems(
+        write_systems(tmp_path / "s.yaml", [{"name": "b", "provider": "bm25", "options": {"top_k": 1}}])
+    )["b"]
+    images = pl.DataFrame(
+        {"task": ["mm"], "dataset": ["oven"], "corpus_id": ["oven"], "variant": ["default"], "shown_id": ["0"],
+         "pid": ["oven-000"]}
+    )  # fmt: skip
+    queries = QUERIES.with_columns(pl.lit("felidae").alias("query_text"))
+    provider = BM25Provider(system, CORPUS, pl.concat([DOC_IDS, images]), queries)
+    assert provider.rank(_prompt("q1")) == ["3"]
+
+
 def _top_1_on_quest(tmp_path, corpus: pl.DataFrame, doc_ids: pl.DataFrame, query_text: str):
     """A top-1 bm25 provider over a rag/quest corpus `q`, asked `query_text` for its query q1."""
     from loft_warehouse.inference.providers.bm25 import BM25Provider

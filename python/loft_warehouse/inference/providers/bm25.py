@@ -15,6 +15,7 @@ import polars as pl
 
 from loft_warehouse.bm25 import BM25Index, document_text
 from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.inference.media import MM_TASK
 from loft_warehouse.inference.providers.base import Completion, PermanentError, Request, RunData
 from loft_warehouse.inference.systems import System
 from loft_warehouse.prompts.variants import PAGE_SEPARATOR, VARIANTS
@@ -60,7 +61,8 @@ class BM25Provider:
         self.top_k = int(system.options.get("top_k", DEFAULT_TOP_K))
         if self.top_k < 1:
             raise ConfigurationError(f"system {system.name}: options.top_k must be >= 1")
-        shown = doc_ids.join(
+        # Multimodal corpora are media, not texts: bm25 is never in their scope.
+        shown = doc_ids.filter(pl.col("task") != MM_TASK).join(
             corpus.select("task", "dataset", "corpus_id", "pid", "title", "text"),
             on=["task", "dataset", "corpus_id", "pid"],
             how="left",
