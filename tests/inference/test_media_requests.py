@@ -214,3 +214,17 @@ def test_gemini_uploads_media_over_its_inline_limit_once_each_and_deletes_them(t
     assert apis.count("gemini_file_delete") == 4 and api_env.state.gemini_files == {}
     sent = [r.body for r in api_env.state.requests if r.api in ("gemini_generate", "gemini_cache_create")]
     assert "fileData" in str(sent) and "inlineData" not in str(sent)
+
+
+def test_an_audio_model_behind_the_openai_api_gets_input_audio(tmp_path, api_env, store):
+    """options.input_media adds what the model takes: the clip goes as an input_audio part,
+    intact; its tokens are not documented, which one line says."""
+    api_env.state.answer = _answer_if_intact
+    lines: list[str] = []
+    entries = [openai_system("gpt-audio", context_window=100000, options={"input_media": ["audio"]})]
+    frame = _run(tmp_path, store, entries, lines)
+    assert frame.filter(pl.col("qid") == "q-clip")["raw_text"].to_list() == ["Final Answer: ['1'] q-clip"]
+    assert "input_audio" in str([r.body for r in api_env.state.generation_requests()])
+    assert any(line.startswith("gpt-audio: 1 multimodal prompt(s) with media whose tokens openai") for line in lines)
+    with pytest.raises(ConfigurationError, match=r"gpt-audio: options.input_media names \['video'\]"):
+        _run(tmp_path, store, [openai_system("gpt-audio", options={"input_media": ["video"]})])

@@ -70,10 +70,11 @@ def has_media(text: str) -> bool:
     return bool(media_markers.media_of(text))
 
 
-def unsupported_types(provider: str, texts: Iterable[str]) -> list[str]:
-    """The media types the texts send that the provider does not take (media_tokens.yaml)."""
+def unsupported_types(provider: str, texts: Iterable[str], extra: frozenset[str] = frozenset()) -> list[str]:
+    """The media types the texts send that the provider (with a system's extra modalities)
+    does not take (media_tokens.yaml)."""
     types = {ref.mime_type for text in texts for ref in media_markers.media_of(text)}
-    return sorted(t for t in types if not media_tokens.supported(provider, t))
+    return sorted(t for t in types if not media_tokens.supported(provider, t, extra))
 
 
 def tokens(provider: str, text: str, library: MediaLibrary) -> int | None:
@@ -117,8 +118,15 @@ class MediaScope:
     undocumented: int = 0
 
 
-def scope(rows: pl.DataFrame, provider: str, prefixes: Mapping[str, str], library: MediaLibrary | None) -> MediaScope:
-    """What a provider can be sent of these rows, with its own count of their media tokens."""
+def scope(
+    rows: pl.DataFrame,
+    provider: str,
+    prefixes: Mapping[str, str],
+    library: MediaLibrary | None,
+    extra: frozenset[str] = frozenset(),
+) -> MediaScope:
+    """What a provider (with a system's extra modalities) can be sent of these rows, with its
+    own count of their media tokens."""
     mm = rows.filter(pl.col("task") == MM_TASK)
     if not mm.height:
         return MediaScope(rows, rows.clear())
@@ -131,7 +139,7 @@ def scope(rows: pl.DataFrame, provider: str, prefixes: Mapping[str, str], librar
     prefix_tokens: dict[str, int | None] = {}
     for row in mm.iter_rows(named=True):
         prefix = prefixes.get(row["prefix_id"], "")
-        types = unsupported_types(provider, [prefix, row["suffix"]])
+        types = unsupported_types(provider, [prefix, row["suffix"]], extra)
         if types:
             lacking.update(types)
             unsupported.append(row)

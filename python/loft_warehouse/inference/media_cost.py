@@ -118,7 +118,8 @@ def _row(
         "cached_input_usd_per_mtok": prices.cached_input,
         "output_usd_per_mtok": prices.output,
     }
-    lacking = [t for t in types if not media_tokens.supported(system.provider, t)]
+    extra = media_tokens.extra_modalities(system.name, system.options)
+    lacking = [t for t in types if not media_tokens.supported(system.provider, t, extra)]
     if lacking:
         return {**row, "status": "skipped_unsupported", "unsupported_media": ", ".join(lacking)}
     prefix_media = _media_tokens(system.provider, prefix.media)

@@ -2,13 +2,15 @@
 
 A provider counts an image by the pixels it receives: LOFT sends every image at 512x512
 (sources.loft_mm), so that is the size counted. Audio is counted by its duration.
-`supported` says whether a provider takes a modality at all; `tokens` is None where it takes
-it but its count is not documented (an OpenAI-compatible server).
+`supported` says whether a provider takes a modality at all (a system may add one its model
+takes: `options.input_media`); `tokens` is None where it takes it but its count is not
+documented (an OpenAI-compatible server, an added modality).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -34,9 +36,22 @@ def _rule(provider: str, mime_type: str) -> dict[str, Any] | None:
     return (rules().get(provider) or {}).get(modality)
 
 
-def supported(provider: str, mime_type: str) -> bool:
-    """Whether a provider takes media of this type."""
-    return _rule(provider, mime_type) is not None
+def extra_modalities(name: str, options: Mapping[str, Any]) -> frozenset[str]:
+    """A system's `options.input_media`: modalities its model takes beyond its provider's
+    default (audio for an audio model behind the OpenAI API); their tokens are not documented
+    here, so they count as text alone."""
+    value = options.get("input_media") or []
+    if isinstance(value, str) or not isinstance(value, list):
+        raise ConfigurationError(f"system {name}: options.input_media must be a list such as [audio]")
+    unknown = sorted(set(value) - set(MODALITIES.values()))
+    if unknown:
+        raise ConfigurationError(f"system {name}: options.input_media names {unknown}; known: image, audio")
+    return frozenset(value)
+
+
+def supported(provider: str, mime_type: str, extra: frozenset[str] = frozenset()) -> bool:
+    """Whether a provider (with a system's extra modalities) takes media of this type."""
+    return _rule(provider, mime_type) is not None or MODALITIES[mime_type] in extra
 
 
 def _image(rule: dict[str, Any], width: int, height: int) -> int | None:

@@ -62,11 +62,15 @@ class BM25Provider:
         if self.top_k < 1:
             raise ConfigurationError(f"system {system.name}: options.top_k must be >= 1")
         # Multimodal corpora are media, not texts: bm25 is never in their scope.
-        shown = doc_ids.filter(pl.col("task") != MM_TASK).join(
-            corpus.select("task", "dataset", "corpus_id", "pid", "title", "text"),
-            on=["task", "dataset", "corpus_id", "pid"],
-            how="left",
-        ).pipe(_merged_pages_text, corpus)
+        shown = (
+            doc_ids.filter(pl.col("task") != MM_TASK)
+            .join(
+                corpus.select("task", "dataset", "corpus_id", "pid", "title", "text"),
+                on=["task", "dataset", "corpus_id", "pid"],
+                how="left",
+            )
+            .pipe(_merged_pages_text, corpus)
+        )
         missing = shown.filter(pl.col("text").is_null())
         if missing.height:
             first = missing.row(0, named=True)
