@@ -50,6 +50,7 @@ def tables(
     prefixes: list[dict] = []
     prompts: list[dict] = []
     gold = {(r["dataset"], r["split"], r["qid"]): r for r in queries.iter_rows(named=True)}
+    n_documents = dict(corpus.group_by("dataset").len().iter_rows())
     for (dataset,), dataset_parts in parts.group_by("dataset", maintain_order=True):
         name = str(dataset)
         prefix = _marked(dataset_parts.filter(section="prefix"))
@@ -101,7 +102,7 @@ def tables(
                     "gold": json.dumps(list(query["gold_pids"]), ensure_ascii=False),
                     "gold_shown_ids": shown,
                     "targets": shown,
-                    "n_documents": corpus.filter(dataset=name).height or None,
+                    "n_documents": n_documents.get(name),
                 }
             )
     doc_ids = corpus.select(
