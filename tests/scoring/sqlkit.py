@@ -153,6 +153,9 @@ def connect(database: str = ":memory:") -> duckdb.DuckDBPyConnection:
     for table, columns in SHAPES.items():
         body = ", ".join(f"{name} {kind}" for name, kind in columns.items())
         con.execute(f"create table {table} ({body})")
+    # A build keeps staging tables in the size's internal schema, where quality suites read them.
+    con.execute("create schema main_internal")
+    con.execute("create view main_internal.stg_mm_queries as select * from main.stg_mm_queries")
     return con
 
 
