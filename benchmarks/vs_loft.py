@@ -23,6 +23,11 @@ What is timed on each side:
   warehouse's prompt store (staging of the release folder, then the shared prefix and per-query
   suffixes of the default variant, token-counted).
 
+With --base (a built warehouse, `make build`) each scoring set is also timed on the path a user
+runs: `loft import-predictions preds.jsonl --queries queries.jsonl ... --build` (landing, dbt's
+start and parse, the build of the import's downstream models and their quality suites) into a
+fresh copy of --base per run (the copy is not timed), against the same run_evaluation.py.
+
 The ratio column is warehouse time / LOFT time per pair (median, min-max). Without --loft only
 the warehouse side runs. --memory-limit caps DuckDB's memory in the warehouse runs as
 $LOFT_DUCKDB_MEMORY_LIMIT does in builds and imports (it spills to disk beyond that); without it
@@ -311,6 +316,20 @@ def warehouse_scoring(folder: Path, task_type: str) -> dict[str, float]:
     return {name: value for name, value in rows}
 
 
+def user_path(folder: Path, task_type: str) -> list[str]:
+    """What a user runs to score LOFT's files in the warehouse: import, then build."""
+    loft = str(Path(sys.executable).with_name("loft"))
+    return [loft, "import-predictions", str(folder / "preds.jsonl"), "--queries", str(folder / "queries.jsonl"),
+            "--system", "bench", "--size", "128k", "--task", task_type, "--dataset", "bench", "--build"]  # fmt: skip
+
+
+def fresh_copy(base: Path, database: Path) -> None:
+    """A copy of the built warehouse for one user-path run, with no import landed before it."""
+    shutil.rmtree(database.parent, ignore_errors=True)
+    database.parent.mkdir(parents=True)
+    shutil.copy(base, database)
+
+
 def loft_scoring(folder: Path, task_type: str, loft: Path, python: str) -> list[str]:
     return [python, str(loft / "run_evaluation.py"), f"--answer_file_path={folder / 'queries.jsonl'}",
             f"--pred_file_path={folder / 'preds.jsonl'}", f"--task_type={task_type}"]  # fmt: skip
@@ -413,17 +432,24 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--work", type=Path, default=None, help="where the sets are written (default: a temp dir)")
     parser.add_argument("--memory-limit", default=None, help="LOFT_DUCKDB_MEMORY_LIMIT for the warehouse runs")
+    parser.add_argument("--base", type=Path, default=None, help="a built warehouse: also time the user's path")
+    parser.add_argument("--sets", nargs="+", default=["retrieval", "multi_value_rag", "sql", "prompts"],
+                        help="which sets to run (default: all)")  # fmt: skip
     args = parser.parse_args()
+    if args.base and not args.base.is_file():
+        parser.error(f"--base {args.base}: no such warehouse file (make build writes loft.duckdb)")
     if args.loft and not args.loft_python:
         parser.error("--loft needs --loft-python")
     work = args.work or Path(tempfile.mkdtemp(prefix="vs-loft-"))
     sets = [("retrieval", write_retrieval, args.retrieval), ("multi_value_rag", write_multi_value_rag, args.rag),
             ("sql", write_sql, args.sql)]  # fmt: skip
+    sets = [entry for entry in sets if entry[0] in args.sets]
     started = time.perf_counter()
     for name, write, n in sets:
         (work / name).mkdir(parents=True, exist_ok=True)
         write(work / name, n, SEED)
-    write_prompts(work / "prompts", args.prompt_tokens, SEED)
+    if "prompts" in args.sets:
+        write_prompts(work / "prompts", args.prompt_tokens, SEED)
     print(f"seeded sets written to {work} in {time.perf_counter() - started:.0f} s (seed {SEED})")
     if args.loft:
         commit = subprocess.run(["git", "-C", str(args.loft), "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -435,19 +461,25 @@ def main() -> None:
     limit = env.get("LOFT_DUCKDB_MEMORY_LIMIT") or "unset: the warehouse default, a quarter of this machine's memory"
     print(f"warehouse DuckDB memory limit: {limit}")
     results: list[Pairs] = []
-    jobs: list[tuple[str, list[str] | None, list[str]]] = []
+    jobs: list[tuple[str, list[str] | None, list[str], dict[str, str]]] = []
     for name, _, n in sets:
         folder = work / name
         loft_command = loft_scoring(folder, name, args.loft, args.loft_python) if args.loft else None
         warehouse = [sys.executable, str(Path(__file__).resolve()), "--warehouse-scoring", str(folder), name]
-        jobs.append((f"{name} {n:,} (score)", loft_command, warehouse))
+        jobs.append((f"{name} {n:,} (score)", loft_command, warehouse, env))
+        if args.base:
+            user_env = {**env, "LOFT_DUCKDB_PATH": str(folder / "user" / "loft.duckdb"),
+                        "LOFT_IMPORTS_DIR": str(folder / "user" / "imports"), "DO_NOT_TRACK": "1"}  # fmt: skip
+            jobs.append((f"{name} {n:,} (user path)", loft_command, user_path(folder, name), user_env))
     prompts = work / "prompts"
-    jobs.append((
-        f"arguana-style {args.prompt_tokens / 1e6:g}M tokens (prompts)",
-        loft_prompts(prompts, args.loft, args.loft_python) if args.loft else None,
-        [sys.executable, str(Path(__file__).resolve()), "--warehouse-prompts", str(prompts)],
-    ))  # fmt: skip
-    for label, loft_command, warehouse in jobs:
+    if "prompts" in args.sets:
+        jobs.append((
+            f"arguana-style {args.prompt_tokens / 1e6:g}M tokens (prompts)",
+            loft_prompts(prompts, args.loft, args.loft_python) if args.loft else None,
+            [sys.executable, str(Path(__file__).resolve()), "--warehouse-prompts", str(prompts)],
+            env,
+        ))  # fmt: skip
+    for label, loft_command, warehouse, warehouse_env in jobs:
         pairs = Pairs(label, [], [])
         for round_ in range(args.rounds):
             order = ["loft", "warehouse"] if round_ % 2 == 0 else ["warehouse", "loft"]
@@ -457,7 +489,12 @@ def main() -> None:
                         shutil.rmtree(prompts / "loft_dump", ignore_errors=True)
                     pairs.loft.append(measured(loft_command, args.loft or ROOT))
                 elif side == "warehouse":
-                    pairs.warehouse.append(measured(warehouse, ROOT, env))
+                    if "(user path)" in label:
+                        fresh_copy(args.base, Path(warehouse_env["LOFT_DUCKDB_PATH"]))
+                    pairs.warehouse.append(measured(warehouse, ROOT, warehouse_env))
+        if "(user path)" in label:
+            results.append(pairs)
+            continue
         last = json.loads(pairs.warehouse[-1].stdout.strip().splitlines()[-1])
         if loft_command and "(score)" in label:
             print(f"{label}: {_agreement(_loft_quality(pairs.loft[-1].stdout), last)}")
