@@ -8,6 +8,7 @@ import pytest
 
 from loft_warehouse.inference.fixture_server import FixtureServer, FixtureState
 from loft_warehouse.inference.store import ResponseStore
+from tests.inference.support import fixture_env
 
 
 @pytest.fixture
@@ -18,13 +19,9 @@ def server():
 
 @pytest.fixture
 def api_env(monkeypatch: pytest.MonkeyPatch, server: FixtureServer) -> FixtureServer:
-    """Keys and endpoints of both test systems pointed at the fixture."""
-    monkeypatch.setenv("LOFT_TEST_OPENAI_KEY", "sk-test-key")
-    monkeypatch.setenv("LOFT_TEST_OPENAI_BASE_URL", f"{server.url}/v1")
-    monkeypatch.setenv("LOFT_TEST_GEMINI_KEY", "gm-test-key")
-    monkeypatch.setenv("LOFT_TEST_GEMINI_BASE_URL", server.url)
-    monkeypatch.setenv("LOFT_TEST_ANTHROPIC_KEY", "sk-ant-test-key")
-    monkeypatch.setenv("LOFT_TEST_ANTHROPIC_BASE_URL", server.url)
+    """Keys and endpoints of the three test systems pointed at the fixture."""
+    for name, value in fixture_env(server).items():
+        monkeypatch.setenv(name, value)
     return server
 
 

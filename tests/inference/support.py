@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 import yaml
 
+from loft_warehouse.inference.fixture_server import FixtureServer
 from loft_warehouse.inference.runner import RunInputs
 from loft_warehouse.inference.systems import load_systems
 
@@ -93,6 +94,18 @@ def anthropic_system(name: str = "claude-fixture", **overrides: Any) -> dict[str
         "context_window": 100000,
         "cache": {"min_prefix_tokens": 50},
         **overrides,
+    }
+
+
+def fixture_env(server: FixtureServer) -> dict[str, str]:
+    """Keys and endpoints of the three test systems, pointed at the fixture."""
+    return {
+        "LOFT_TEST_OPENAI_KEY": "sk-test-key",
+        "LOFT_TEST_OPENAI_BASE_URL": f"{server.url}/v1",
+        "LOFT_TEST_GEMINI_KEY": "gm-test-key",
+        "LOFT_TEST_GEMINI_BASE_URL": server.url,
+        "LOFT_TEST_ANTHROPIC_KEY": "sk-ant-test-key",
+        "LOFT_TEST_ANTHROPIC_BASE_URL": server.url,
     }
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from loft_warehouse.inference.fixture_server import FixtureServer, FixtureState
 from tests.conftest import query, run_dbt
-from tests.inference.support import anthropic_system, gemini_system, openai_system, write_systems
+from tests.inference.support import anthropic_system, fixture_env, gemini_system, openai_system, write_systems
 
 pytestmark = pytest.mark.slow
 SYSTEMS = ["gpt-batch", "gemini-batch", "claude-batch"]
@@ -33,12 +33,7 @@ def _env(root: Path, server: FixtureServer) -> dict[str, str]:
         "LOFT_SYSTEMS_FILE": str(write_systems(root / "systems.yaml", entries)),
         "LOFT_RESPONSE_STORE": str(root / "store.sqlite"),
         "LOFT_BATCH": ",".join(SYSTEMS),
-        "LOFT_TEST_OPENAI_KEY": "sk-test",
-        "LOFT_TEST_OPENAI_BASE_URL": f"{server.url}/v1",
-        "LOFT_TEST_GEMINI_KEY": "gm-test",
-        "LOFT_TEST_GEMINI_BASE_URL": server.url,
-        "LOFT_TEST_ANTHROPIC_KEY": "sk-ant-test",
-        "LOFT_TEST_ANTHROPIC_BASE_URL": server.url,
+        **fixture_env(server),
     }
 
 

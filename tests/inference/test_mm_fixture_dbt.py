@@ -17,7 +17,7 @@ from loft_warehouse.inference.fixture_server import FixtureServer, FixtureState
 from loft_warehouse.prompts import multimodal_rows
 from tests import mm_release
 from tests.conftest import query, run_dbt
-from tests.inference.support import anthropic_system, gemini_system, openai_system, write_systems
+from tests.inference.support import anthropic_system, fixture_env, gemini_system, openai_system, write_systems
 
 pytestmark = pytest.mark.slow
 SIZES = ("32k", "128k")
@@ -65,12 +65,7 @@ def test_three_providers_answer_the_generated_release_at_two_sizes(tmp_path: Pat
         env = {
             "LOFT_DATA_DIR": str(root),
             "LOFT_RESPONSE_STORE": str(tmp_path / "store.sqlite"),
-            "LOFT_TEST_OPENAI_KEY": "sk-test",
-            "LOFT_TEST_OPENAI_BASE_URL": f"{server.url}/v1",
-            "LOFT_TEST_GEMINI_KEY": "gm-test",
-            "LOFT_TEST_GEMINI_BASE_URL": server.url,
-            "LOFT_TEST_ANTHROPIC_KEY": "sk-ant-test",
-            "LOFT_TEST_ANTHROPIC_BASE_URL": server.url,
+            **fixture_env(server),
         }
         settings = f"{{datasets: ['mm/*'], systems: [{', '.join(SYSTEMS)}], systems_file: '{systems}'}}"
         database = tmp_path / "loft.duckdb"

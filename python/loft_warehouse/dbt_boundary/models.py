@@ -4,6 +4,7 @@ the model's `loft` settings and size and the relations dbt hands it, and returns
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import duckdb
@@ -70,12 +71,12 @@ def _mm_prompt_tables(config: Loft, size: str) -> multimodal_rows.MultimodalTabl
     """The mm prompt rows of a size, once per process for the three models that show them."""
     mm = media_tables.built(config.get("data_dir"), size, config.get("datasets"))
 
+    def count(texts: Sequence[str]) -> list[int]:
+        """SentencePiece counts; the tokenizer is only looked up when there is an mm prompt."""
+        model = settings.build_tokenizer_model(config.get("tokenizer_model"), config.get("data_dir"))
+        return counter(model).count(texts)
+
     def build() -> multimodal_rows.MultimodalTables:
-        count = (
-            counter(settings.build_tokenizer_model(config.get("tokenizer_model"), config.get("data_dir"))).count
-            if mm.prompt_parts.height
-            else (lambda texts: [0 for _ in texts])
-        )
         return multimodal_rows.tables(mm.prompt_parts, mm.queries, mm.corpus, count)
 
     key = (id(mm), str(config.get("tokenizer_model")))

@@ -22,7 +22,6 @@ from typing import Any
 import polars as pl
 
 from loft_warehouse.errors import BadInputError, ConfigurationError, CostLimitError
-from loft_warehouse.inference import media_tokens
 from loft_warehouse.inference.executors import executors
 from loft_warehouse.inference.media import MediaLibrary
 from loft_warehouse.inference.media import scope as media_scope
@@ -245,8 +244,7 @@ def estimate(
     for system in systems:
         for executor, in_scope in executors(system, scope(prompts, system, size)):
             prices = resolve_prices(executor, seed)
-            extra = media_tokens.extra_modalities(executor.name, executor.options)
-            in_scope = media_scope(in_scope, executor.provider, prefixes or {}, media, extra).taken
+            in_scope = media_scope(in_scope, executor, prefixes or {}, media).taken
             window = ContextWindow(executor, data_dir, estimate=True)
             in_scope = window.split(in_scope, prefixes, segments).fit
             if in_scope.height == 0:

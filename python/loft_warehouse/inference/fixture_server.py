@@ -20,8 +20,9 @@ any text).
 A media part (an OpenAI image_url data URL or input_audio, a Gemini inlineData part, an
 Anthropic base64 image block) reads as the warehouse's media marker of the bytes it decodes to,
 so the prompt an answer rule sees is the marked text that was sent when every part arrived
-intact and in order. Tokens are counted as whitespace-separated words. OpenAI-style automatic prefix caching is
-simulated: a prompt sharing >= 1024 leading words with an earlier one reports the shared
+intact and in order (a Gemini fileData part: the bytes uploaded). Tokens are counted as
+whitespace-separated words. OpenAI-style automatic prefix caching is simulated: a prompt
+sharing >= 1024 leading words with an earlier one reports the shared
 words, rounded down to 128, as cached_tokens.
 """
 

@@ -12,14 +12,16 @@ import base64
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import media_tokens
 from loft_warehouse.prompts import media_markers
-from loft_warehouse.sources.loft_mm import SENT_IMAGE_SIZE
+
+if TYPE_CHECKING:
+    from loft_warehouse.inference.systems import System
 
 MEDIA_COLUMNS = ("sha256", "mime_type", "data", "duration_ms")
 MM_TASK = "mm"
@@ -79,15 +81,8 @@ def unsupported_types(provider: str, texts: Iterable[str], extra: frozenset[str]
 
 def tokens(provider: str, text: str, library: MediaLibrary) -> int | None:
     """The provider's input tokens for the media a text sends (None: not documented for it)."""
-    total = 0
-    for ref in media_markers.media_of(text):
-        item = library.item(ref)
-        width, height = SENT_IMAGE_SIZE
-        count = media_tokens.tokens(provider, item.mime_type, width, height, item.duration_ms)
-        if count is None:
-            return None
-        total += count
-    return total
+    items = [library.item(ref) for ref in media_markers.media_of(text)]
+    return media_tokens.sent_tokens(provider, ((item.mime_type, item.duration_ms) for item in items))
 
 
 def encoded_size(text: str, library: MediaLibrary | None) -> int:
@@ -118,36 +113,34 @@ class MediaScope:
     undocumented: int = 0
 
 
-def scope(
-    rows: pl.DataFrame,
-    provider: str,
-    prefixes: Mapping[str, str],
-    library: MediaLibrary | None,
-    extra: frozenset[str] = frozenset(),
-) -> MediaScope:
-    """What a provider (with a system's extra modalities) can be sent of these rows, with its
-    own count of their media tokens."""
+def scope(rows: pl.DataFrame, system: System, prefixes: Mapping[str, str], library: MediaLibrary | None) -> MediaScope:
+    """What a system can be sent of these rows (its provider's media types, and those its
+    `options.input_media` adds), with its provider's count of their media tokens."""
     mm = rows.filter(pl.col("task") == MM_TASK)
     if not mm.height:
         return MediaScope(rows, rows.clear())
     if library is None:
         raise ConfigurationError("multimodal prompt rows, but the run was given no stg_mm_media")
+    extra = media_tokens.extra_modalities(system.name, system.options)
     lacking: set[str] = set()
     undocumented = 0
     taken: list[dict[str, Any]] = []
     unsupported: list[dict[str, Any]] = []
+    prefix_types: dict[str, list[str]] = {}
     prefix_tokens: dict[str, int | None] = {}
     for row in mm.iter_rows(named=True):
         prefix = prefixes.get(row["prefix_id"], "")
-        types = unsupported_types(provider, [prefix, row["suffix"]], extra)
+        if row["prefix_id"] not in prefix_types:
+            prefix_types[row["prefix_id"]] = unsupported_types(system.provider, [prefix], extra)
+        types = sorted({*prefix_types[row["prefix_id"]], *unsupported_types(system.provider, [row["suffix"]], extra)})
         if types:
             lacking.update(types)
             unsupported.append(row)
             continue
         if row["prefix_id"] not in prefix_tokens:
-            prefix_tokens[row["prefix_id"]] = tokens(provider, prefix, library)
+            prefix_tokens[row["prefix_id"]] = tokens(system.provider, prefix, library)
         in_prefix = prefix_tokens[row["prefix_id"]]
-        in_suffix = tokens(provider, row["suffix"], library)
+        in_suffix = tokens(system.provider, row["suffix"], library)
         if in_prefix is None or in_suffix is None:
             undocumented += 1
             in_prefix = in_suffix = 0

@@ -19,7 +19,6 @@ import polars as pl
 from loft_warehouse.inference import media_tokens
 from loft_warehouse.inference.systems import Prices, System
 from loft_warehouse.prompts.multimodal import TEXT
-from loft_warehouse.sources.loft_mm import SENT_IMAGE_SIZE
 
 ESTIMATE_SCHEMA = pl.Schema(
     {
@@ -46,8 +45,7 @@ ESTIMATE_SCHEMA = pl.Schema(
 
 
 def _media_tokens(provider: str, items: list[dict[str, Any]]) -> int | None:
-    counts = [media_tokens.tokens(provider, item["mime_type"], *SENT_IMAGE_SIZE, item["duration_ms"]) for item in items]
-    return None if any(count is None for count in counts) else sum(c for c in counts if c is not None)
+    return media_tokens.sent_tokens(provider, ((item["mime_type"], item["duration_ms"]) for item in items))
 
 
 def _usd(tokens: int | None, price: float | None) -> float | None:

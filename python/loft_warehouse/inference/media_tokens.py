@@ -10,7 +10,7 @@ documented (an OpenAI-compatible server, an added modality).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.sources.loft_mm import SENT_IMAGE_SIZE
 
 RULES_FILE = Path(__file__).with_name("media_tokens.yaml")
 MODALITIES = {"image/jpeg": "image", "audio/wav": "audio"}
@@ -72,6 +73,18 @@ def _image(rule: dict[str, Any], width: int, height: int) -> int | None:
         scale = min(1.0, rule["long_edge_px"] / max(width, height))
         return math.ceil(round(width * scale) * round(height * scale) / rule["pixels_per_token"])
     return None
+
+
+def sent_tokens(provider: str, media: Iterable[tuple[str, int | None]]) -> int | None:
+    """Input tokens of media items as LOFT sends them ((mime type, audio duration ms) each;
+    images at SENT_IMAGE_SIZE), summed; None when any count is unknown."""
+    total = 0
+    for mime_type, duration_ms in media:
+        count = tokens(provider, mime_type, *SENT_IMAGE_SIZE, duration_ms)
+        if count is None:
+            return None
+        total += count
+    return total
 
 
 def tokens(provider: str, mime_type: str, width: int | None, height: int | None, duration_ms: int | None) -> int | None:

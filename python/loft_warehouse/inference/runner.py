@@ -24,7 +24,7 @@ import polars as pl
 from loft_warehouse import interrupts
 from loft_warehouse.answers.parse import loft_feedback
 from loft_warehouse.errors import ConfigurationError
-from loft_warehouse.inference import cost, media_tokens
+from loft_warehouse.inference import cost
 from loft_warehouse.inference import media as media_parts
 from loft_warehouse.inference.batch_run import BatchWork
 from loft_warehouse.inference.executors import executors
@@ -511,8 +511,7 @@ def _media_scope(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """A system's rows it can send (multimodal ones with their media tokens counted) and the
     multimodal ones it cannot (skipped_unsupported), each kind said in one line."""
-    extra = media_tokens.extra_modalities(system.name, system.options)
-    scoped = media_parts.scope(rows, system.provider, inputs.prefixes, inputs.media, extra)
+    scoped = media_parts.scope(rows, system, inputs.prefixes, inputs.media)
     if scoped.unsupported.height:
         emit(
             f"{system.name}: {scoped.unsupported.height} multimodal prompt(s) skipped_unsupported "
