@@ -501,12 +501,16 @@ base as (
     where p.task = 'sql'
 ),
 
+{#- SQL decides most turns; loft_exec_acc (Python, the reference) the ones it leaves NULL. #}
 scored as materialized (
     select
         *,
-        case when is_answered
-             then loft_exec_acc(gold_loft, answer_loft_json, gold, answer_strict_json, gold_is_ordered) end as acc
-    from base
+        case
+            when not is_answered then null
+            when exec_acc_in_sql.loft is not null and exec_acc_in_sql.strict is not null then exec_acc_in_sql
+            else loft_exec_acc(gold_loft, answer_loft_json, gold, answer_strict_json, gold_is_ordered)
+        end as acc
+    from ({{ scoring_exec_acc_in_sql('base') }})
 ),
 
 per_turn as (

@@ -1,0 +1,204 @@
+{#
+  SQL execution accuracy in SQL (python/loft_warehouse/sql/exec_accuracy.py is the reference).
+  Each expression gives NULL where it cannot be sure to agree with Python, and the scoring model
+  then calls loft_exec_acc for that turn: a cell that is not printable ASCII text, a JSON
+  number or a boolean or null (float() takes Unicode digits and whitespace, str() of a nested
+  list is its repr); a number outside +-1e12 or one that rounds to a negative zero (two-decimal
+  formatting); text with an underscore that may be a number (float('1_0') is 10.0); a row of a
+  shape Python reads as characters or cannot iterate; an empty row; and, under the strict rule,
+  a mismatch that a column permutation could still resolve.
+#}
+
+{# An answer's rows as JSON values (LOFT's shape rule: a list whose first item is not a list is
+   one row); [] for anything that is not a list; NULL for a mix of lists and other items, or a
+   flat row holding a list or an object. #}
+{% macro scoring_exec_rows(json_text) -%}
+    case
+        when json_type({{ json_text }}) <> 'ARRAY' then []::json[][]
+        when json_array_length({{ json_text }}) = 0 then []::json[][]
+        when list_bool_and(list_transform(from_json({{ json_text }}, '["JSON"]'),
+                                          lambda item: json_type(item) = 'ARRAY'))
+            then from_json({{ json_text }}, '[["JSON"]]')
+        when list_bool_or(list_transform(from_json({{ json_text }}, '["JSON"]'),
+                                         lambda item: json_type(item) in ('ARRAY', 'OBJECT')))
+            then null
+        else [from_json({{ json_text }}, '["JSON"]')]
+    end
+{%- endmacro %}
+
+
+{# A string float() reads, printable ASCII without underscores (Python's grammar, not DuckDB's). #}
+{% macro scoring_exec_number_text(text) -%}
+    regexp_full_match({{ text }}, '[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?')
+{%- endmacro %}
+
+
+{# Text that may be a float() with underscores, left to Python. #}
+{% macro scoring_exec_underscored(text) -%}
+    (contains({{ text }}, '_') and regexp_full_match({{ text }}, '[0-9._eE+-]+'))
+{%- endmacro %}
+
+
+{# f"{value:.2f}" where DuckDB's printf surely agrees with Python's: finite, |value| < 1e12,
+   and not a negative zero (text: the number as written; JSON's -0 is Python's integer 0). #}
+{% macro scoring_exec_two_decimals(value, text) -%}
+    case when abs({{ value }}) < 1e12 and not (abs({{ value }}) < 0.005 and starts_with({{ text }}, '-'))
+         then printf('%.2f', {{ value }}) end
+{%- endmacro %}
+
+
+{# A JSON string cell's text: its characters, unescaped only when it holds an escape. #}
+{% macro scoring_exec_string(c) -%}
+    case when contains({{ c }}, '\') then {{ c }}->>'$' else substring({{ c }}, 2, length({{ c }}) - 2) end
+{%- endmacro %}
+
+
+{# normalize_cell_loft of one cell given as JSON text (SQL NULL for JSON null): told apart by
+   the text's first character, so that no cell is parsed more than once. #}
+{% macro scoring_exec_cell_loft(c) -%}
+    case
+        when {{ c }} is null then 'none'
+        when starts_with({{ c }}, '"') then {{ scoring_exec_text_loft(scoring_exec_string(c)) }}
+        when {{ c }} = 'true' then '1.00'
+        when {{ c }} = 'false' then '0.00'
+        when starts_with({{ c }}, '[') or starts_with({{ c }}, '{') then null
+        else {{ scoring_exec_two_decimals('try_cast(' ~ c ~ ' as double)', c) }}
+    end
+{%- endmacro %}
+
+
+{# normalize_cell_loft of a text cell: float() when it reads one, else stripped, lower case. #}
+{% macro scoring_exec_text_loft(s) -%}
+    case
+        when not regexp_full_match({{ s }}, '[\x20-\x7e]*') then null
+        when {{ scoring_exec_number_text('trim(' ~ s ~ ')') }}
+            then {{ scoring_exec_two_decimals('try_cast(trim(' ~ s ~ ') as double)', 'trim(' ~ s ~ ')') }}
+        when lower(trim({{ s }})) in ('inf', '+inf', 'infinity', '+infinity') then 'inf'
+        when lower(trim({{ s }})) in ('-inf', '-infinity') then '-inf'
+        when lower(trim({{ s }})) in ('nan', '+nan', '-nan') then 'nan'
+        when {{ scoring_exec_underscored('trim(' ~ s ~ ')') }} then null
+        else lower(trim({{ s }}))
+    end
+{%- endmacro %}
+
+
+{# exec_accuracy._strict_cell of one cell given as JSON text, as a comparable text: 'n:' and
+   the double's shortest text (negative zero as zero), 't:' and the stripped text, 'z' for None. #}
+{% macro scoring_exec_cell_strict(c) -%}
+    case
+        when {{ c }} is null then 'z'
+        when starts_with({{ c }}, '"') then {{ scoring_exec_text_strict(scoring_exec_string(c)) }}
+        when {{ c }} = 'true' then 'n:1.0'
+        when {{ c }} = 'false' then 'n:0.0'
+        when starts_with({{ c }}, '[') or starts_with({{ c }}, '{') then null
+        when abs(try_cast({{ c }} as double)) < 9007199254740992
+            then 'n:' || (try_cast({{ c }} as double) + 0.0)::varchar
+    end
+{%- endmacro %}
+
+
+{# _strict_cell of a text cell: a finite float() by value, anything else as stripped text. #}
+{% macro scoring_exec_text_strict(s) -%}
+    case
+        when not regexp_full_match({{ s }}, '[\x20-\x7e]*') then null
+        when {{ scoring_exec_number_text('trim(' ~ s ~ ')') }}
+            then case
+                when try_cast(trim({{ s }}) as double) is null then null
+                when isfinite(try_cast(trim({{ s }}) as double))
+                    then 'n:' || (try_cast(trim({{ s }}) as double) + 0.0)::varchar
+                else 't:' || trim({{ s }})
+            end
+        when {{ scoring_exec_underscored('trim(' ~ s ~ ')') }} then null
+        else 't:' || trim({{ s }})
+    end
+{%- endmacro %}
+
+
+{# Rows of JSON cells as one rule reads them (a list of lists of texts), NULL when a cell or a
+   row (empty) is Python's to read. #}
+{% macro scoring_exec_cells(rows, rule) -%}
+    case when {{ rows }} is not null
+              and list_bool_and(list_transform({{ rows }}, lambda r: len(r) > 0) || [true])
+         then list_transform({{ rows }}, lambda r: list_transform(r, lambda c:
+              {%- if rule == 'loft' %} {{ scoring_exec_cell_loft('c') }} {% else %} {{ scoring_exec_cell_strict('c') }} {% endif -%}
+              ))
+    end
+{%- endmacro %}
+
+
+{# True when every cell of every row was read in SQL. #}
+{% macro scoring_exec_known(cells) -%}
+    coalesce(len(flatten({{ cells }})) = list_count(flatten({{ cells }})), false)
+{%- endmacro %}
+
+
+{# A row as the loft rule compares it: the set of its non-empty cells, sorted. #}
+{% macro scoring_exec_cell_set(row) -%}
+    list_sort(list_distinct(list_filter({{ row }}, lambda x: x <> '')))
+{%- endmacro %}
+
+
+{# exec_acc_loft from the rows' cell sets (NULL when not known): same row count and every
+   predicted row's set among the gold's. A gold that is not a non-empty list of lists is
+   Python's (it raises). #}
+{% macro scoring_exec_acc_loft(gold_text, gold_sets, answer_sets) -%}
+    case
+        when json_type({{ gold_text }}, '$[0]') is distinct from 'ARRAY' or {{ gold_sets }} is null then null
+        when {{ answer_sets }} is null then null
+        when len({{ answer_sets }}) <> len({{ gold_sets }}) then 0.0
+        else list_bool_and(list_transform({{ answer_sets }}, lambda r: list_contains({{ gold_sets }}, r)))::double
+    end
+{%- endmacro %}
+
+
+{# exec_acc_strict: multisets of rows (lists when ordered or one row) of one width. Not equal
+   as given: one column has no other order, and a permutation keeps the multiset of all cells;
+   otherwise a permutation may still match: Python's. #}
+{% macro scoring_exec_acc_strict(gold_cells, answer_cells, ordered) -%}
+    case
+        when {{ gold_cells }} is null or len({{ gold_cells }}) = 0 or {{ answer_cells }} is null then null
+        when len({{ answer_cells }}) <> len({{ gold_cells }}) then 0.0
+        when not list_bool_and(list_transform({{ answer_cells }} || {{ gold_cells }},
+                                              lambda r: len(r) = len({{ gold_cells }}[1]))) then 0.0
+        when ({{ ordered }} or len({{ gold_cells }}) = 1) and {{ answer_cells }} = {{ gold_cells }} then 1.0
+        when not ({{ ordered }} or len({{ gold_cells }}) = 1)
+             and list_sort({{ answer_cells }}) = list_sort({{ gold_cells }}) then 1.0
+        when len({{ gold_cells }}[1]) = 1 then 0.0
+        when list_sort(flatten({{ answer_cells }})) <> list_sort(flatten({{ gold_cells }})) then 0.0
+    end
+{%- endmacro %}
+
+
+{# The relation's rows (gold_loft, answer_loft_json, gold, answer_strict_json, gold_is_ordered)
+   with exec_acc_in_sql: both rules' accuracy in SQL, each NULL where Python must decide. #}
+{% macro scoring_exec_acc_in_sql(relation) -%}
+    {%- set parts = [('gold_loft', 'gold_loft', 'loft'), ('answer_loft', 'answer_loft_json', 'loft'),
+                     ('gold_strict', 'gold', 'strict'), ('answer_strict', 'answer_strict_json', 'strict')] -%}
+    select
+        * exclude ({% for name, _, _ in parts %}cells_{{ name }}{{ ', ' if not loop.last }}{% endfor %}),
+        {
+            'loft': ({{ scoring_exec_acc_loft('gold_loft', 'cells_gold_loft', 'cells_answer_loft') }})::double,
+            'strict': ({{ scoring_exec_acc_strict('cells_gold_strict', 'cells_answer_strict', 'gold_is_ordered') }})::double
+        } as exec_acc_in_sql
+    from (
+        select
+            * exclude ({% for name, _, _ in parts %}rows_{{ name }}{{ ', ' if not loop.last }}{% endfor %}),
+            {%- for name, _, rule in parts %}
+            {%- set cells = scoring_exec_cells('rows_' ~ name, rule) %}
+            {%- if rule == 'loft' %}
+            case when {{ scoring_exec_known(cells) }}
+                 then list_transform({{ cells }}, lambda r: {{ scoring_exec_cell_set('r') }}) end
+            {%- else %}
+            case when {{ scoring_exec_known(cells) }} then {{ cells }} end
+            {%- endif %} as cells_{{ name }}{{ ',' if not loop.last }}
+            {%- endfor %}
+        from (
+            select
+                *,
+                {%- for name, column, _ in parts %}
+                {{ scoring_exec_rows(column) }} as rows_{{ name }}{{ ',' if not loop.last }}
+                {%- endfor %}
+            from {{ relation }}
+        )
+    )
+{%- endmacro %}
