@@ -70,3 +70,41 @@ def test_an_edited_suite_is_validated_afresh(suites, validations, con):
     (suites / "answers.json").write_text(json.dumps(edited), encoding="utf-8")
     (result,) = quality.run_suites(con, "s", "results", suites)
     assert (result.success, result.reused, validations) == (True, False, [2, 2])
+
+
+PARTITIONED = {**SUITE, "name": "answers_by_run", "partition_by": ["run"], "query": "select * from {schema}.runs"}
+
+
+@pytest.fixture
+def partitioned(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOFT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "partitioned"
+    folder.mkdir()
+    (folder / "runs.json").write_text(json.dumps(PARTITIONED), encoding="utf-8")
+    return folder
+
+
+def test_a_partitioned_suite_validates_only_the_partitions_that_changed(partitioned, validations, con):
+    con.sql("create table s.runs as select * from (values ('r1', 'a', 1.0), ('r1', 'b', 0.5), ('r2', 'c', 0.0))"
+            " t(run, answer, score)")  # fmt: skip
+    (first,) = quality.run_suites(con, "s", "results", partitioned)
+    con.sql("insert into s.runs values ('r3', 'd', 1.0), ('r3', 'e', 1.0)")
+    (added,) = quality.run_suites(con, "s", "results", partitioned)
+    con.sql("update s.runs set score = 0.25 where answer = 'c'")
+    (changed,) = quality.run_suites(con, "s", "results", partitioned)
+    (same,) = quality.run_suites(con, "s", "results", partitioned)
+    (everything,) = quality.run_suites(con, "s", "results", partitioned, everything=True)
+    assert validations == [3, 2, 1, 5]  # rows GX saw: all, r3's, r2's, then every row again
+    assert [r.success for r in (first, added, changed, same, everything)] == [True] * 5
+    assert added.summary() == "PASS s answers_by_run (5 rows, 2 in changed partitions validated, the rest kept)"
+    assert same.summary() == "PASS s answers_by_run (5 rows, verdict kept from the same rows)"
+
+
+def test_a_failing_partition_fails_the_suite_and_keeps_nothing(partitioned, con):
+    con.sql("create table s.runs as select * from (values ('r1', 'a', 1.0), ('r2', null, 0.5)) t(run, answer, score)")
+    results = [quality.run_suites(con, "s", "results", partitioned)[0] for _ in range(2)]
+    assert [(r.success, r.reused) for r in results] == [(False, False), (False, False)]
+    assert "expect_column_values_to_not_be_null" in results[0].failures[0]
+    con.sql("update s.runs set answer = 'b' where run = 'r2'")
+    (fixed,) = quality.run_suites(con, "s", "results", partitioned)
+    assert fixed.success and fixed.n_validated == 2  # nothing was kept from the failing builds

@@ -1,9 +1,10 @@
 """Great Expectations suites over warehouse tables.
 
 Suites are JSON files in expectations/: {"name", "group", "query", "expectations": [{"type",
-"kwargs"}]}. `query` is DuckDB SQL with {schema} standing for the size's schema; it may join
-tables, so a suite can state cross-table contracts (every gold pid is in the corpus) as
-column expectations. GX runs on pandas frames (its SQL datasource is broken on DuckDB).
+"kwargs"}]}, optionally "partition_by" (see run_suites). `query` is DuckDB SQL with {schema}
+standing for the size's schema; it may join tables, so a suite can state cross-table contracts
+(every gold pid is in the corpus) as column expectations. GX runs on pandas frames (its SQL
+datasource is broken on DuckDB).
 """
 
 from __future__ import annotations
@@ -37,11 +38,18 @@ class SuiteResult:
     success: bool
     failures: list[str] = field(default_factory=list)
     reused: bool = False
+    # Rows validated this time, for a partitioned suite (None: all n_rows, or none when reused).
+    n_validated: int | None = None
 
     def summary(self) -> str:
-        """One line: verdict, schema, suite, rows checked (and whether the verdict was kept from
-        an earlier build on the same rows)."""
-        kept = ", verdict kept from the same rows" if self.reused else ""
+        """One line: verdict, schema, suite, rows (and whether the verdict was kept from an
+        earlier build on the same rows, or how many rows of changed partitions were validated)."""
+        if self.reused:
+            kept = ", verdict kept from the same rows"
+        elif self.n_validated is not None and self.n_validated < self.n_rows:
+            kept = f", {self.n_validated} in changed partitions validated, the rest kept"
+        else:
+            kept = ""
         return f"{'PASS' if self.success else 'FAIL'} {self.schema} {self.suite} ({self.n_rows} rows{kept})"
 
 
@@ -96,24 +104,70 @@ def _described(config: Any) -> str:
 
 
 def run_suites(
-    con: duckdb.DuckDBPyConnection, schema: str, group: str | None = None, directory: Path = EXPECTATIONS_DIR
+    con: duckdb.DuckDBPyConnection,
+    schema: str,
+    group: str | None = None,
+    directory: Path = EXPECTATIONS_DIR,
+    *,
+    everything: bool = False,
 ) -> list[SuiteResult]:
     """Run every suite of a group against one size's schema.
 
     A pass is kept (frame_cache) under the suite, the rows it checked and the package and
-    library versions, so an unchanged table is not validated again; a failure is always fresh."""
+    library versions, so an unchanged table is not validated again; a failure is always fresh.
+    A suite with `partition_by` (columns whose values its expectations never compare across:
+    row checks, and uniqueness over a key that includes them) keeps a pass per partition, so a
+    build validates only the partitions whose rows changed. `everything` validates every row."""
     results = []
     for suite in load_suites(group, directory):
         query = suite["query"].format(schema=schema)
+        if suite.get("partition_by"):
+            results.append(_run_partitioned(con, schema, suite, query, everything))
+            continue
         rows = con.sql(query).pl()
         key = frame_cache.key_of("quality", [suite, rows])
-        kept = frame_cache.read("quality", key, ["passed"]) is not None
+        kept = not everything and frame_cache.read("quality", key, ["passed"]) is not None
         # GX sees DuckDB's own pandas frame, as before caching (polars' to_pandas types differ).
         success, failures = (True, []) if kept else validate_frame(con.sql(query).df(), suite)
         if success and not kept:
             frame_cache.write("quality", key, {"passed": pl.DataFrame({"suite": [suite["name"]]})})
         results.append(SuiteResult(suite["name"], schema, rows.height, success, failures, kept))
     return results
+
+
+def _run_partitioned(
+    con: duckdb.DuckDBPyConnection, schema: str, suite: dict, query: str, everything: bool
+) -> SuiteResult:
+    """One partitioned suite: each partition's rows are digested in DuckDB (count and two row
+    hashes summed, with the query's columns and types); GX validates the rows of the partitions
+    without a kept pass, in one frame."""
+    columns = suite["partition_by"]
+    relation = con.sql(query)
+    shape = [[name, str(kind)] for name, kind in zip(relation.columns, relation.types, strict=True)]
+    keys = ", ".join(columns)
+    digests = con.sql(
+        f"select {keys}, count(*) as n_rows, sum(hash(r)::hugeint)::varchar || ':' || "
+        f"sum(hash(r, 'second')::hugeint)::varchar as digest from ({query}) as r group by all"
+    ).pl()
+    entries = [frame_cache.key_of("quality-partition", [suite, shape, row]) for row in digests.iter_rows()]
+    pending = [
+        i
+        for i, key in enumerate(entries)
+        if everything or frame_cache.read("quality-partition", key, ["passed"]) is None
+    ]
+    n_rows, n_checked = int(digests["n_rows"].sum() or 0), int(digests[pending]["n_rows"].sum() or 0)
+    success, failures = True, list[str]()
+    if pending:
+        con.register("pending_partitions", digests[pending].select(columns).to_arrow())
+        try:
+            frame = con.sql(f"select * from ({query}) as r semi join pending_partitions using ({keys})").df()
+        finally:
+            con.unregister("pending_partitions")
+        success, failures = validate_frame(frame, suite)
+    if success:
+        for i in pending:
+            frame_cache.write("quality-partition", entries[i], {"passed": pl.DataFrame({"suite": [suite["name"]]})})
+    return SuiteResult(suite["name"], schema, n_rows, success, failures, not pending, n_checked)
 
 
 def results_frame(results: list[SuiteResult]) -> pd.DataFrame:
@@ -143,7 +197,7 @@ def _run(args: argparse.Namespace) -> int:
     for label in args.size or list(SIZES):
         schema = f"loft_{label}"
         if con.sql(f"select count(*) from information_schema.schemata where schema_name = '{schema}'").fetchall()[0][0]:
-            results.extend(run_suites(con, schema, args.group))
+            results.extend(run_suites(con, schema, args.group, everything=args.all))
     for r in results:
         print(r.summary())
         for failure in r.failures:
@@ -157,4 +211,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--database", default=os.environ.get("LOFT_DUCKDB_PATH", "loft.duckdb"))
     parser.add_argument("--size", action="append", choices=list(SIZES))
     parser.add_argument("--group", default=None, help="only suites of this group")
+    parser.add_argument("--all", action="store_true", help="validate every row, not only rows no earlier pass covers")
     parser.set_defaults(func=_run)

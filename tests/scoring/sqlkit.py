@@ -138,6 +138,7 @@ def model_sql(
         config=_Config({"loft_size": size}),
         compare_built_sizes=lambda _identifier: [list(pair) for pair in sized],
         execute=True,
+        is_incremental=lambda: False,
     )
     text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(MACRO_DIR.glob("*.sql")))
     module = env.from_string(text).module
@@ -178,7 +179,7 @@ def insert(con: duckdb.DuckDBPyConnection, table: str, rows: Iterable[Mapping[st
 
 
 # Scoring models dbt materialises as views.
-VIEWS = {"int_scored_queries", "int_prediction_rows", "int_parsed_answers", "predictions", "scores"}
+VIEWS = {"int_scored_queries", "int_prediction_rows", "predictions", "scores"}
 
 
 def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k") -> dict[str, float]:
@@ -199,7 +200,7 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k") -> 
                 int_stage2_answers="(select * from stage_answers where false)",
             ),
         ),
-        ("int_parsed_answers", model_sql("int_parsed_answers")),
+        ("int_run_fingerprints", model_sql("int_run_fingerprints", stg_gold_adjudications="adjudications")),
         (
             "int_predictions",
             model_sql("int_predictions"),

@@ -1,29 +1,54 @@
 {#
   The predictions, as int_predictions stores them: raw text, answers under parse_loft and
   parse_strict with their parse status, and for retrieval the predicted pids.
+  - Incremental by run: a build parses only the runs whose predictions_fingerprint
+    (int_run_fingerprints) is not yet stored as a run_fingerprint, and drops the rows of runs
+    whose fingerprint is gone; a full refresh gives the same rows.
   - A list or JSON the loft rule already holds is stored once: answer_strict(_json) is NULL where
     it equals answer_loft(_json), pred_pids_loft where it equals answer_loft, pred_pids_strict
     where it equals pred_pids_loft (none of them is NULL otherwise for the rows that have them).
     The predictions view (scoring_predictions_view) gives every column back.
   - Rows whose status is not 'ok' (blocked, error, skipped, missing) get empty answers and
-    parse status 'not_answered'; imported answer lists get parse status 'given'.
+    parse status 'not_answered'; imported answer lists get parse status 'given'. Only answered
+    rows (status ok) with a generation are parsed.
   - pred_pids_loft: upstream drops a whole query when any turn names an ID that is not in
     the corpus (query_dropped_loft); the list is then empty. Imported pids are stripped
     (str(x).strip()), as upstream does, and never dropped.
   - pred_pids_strict: de-duplicated in model order; an unknown ID keeps its rank as NULL and
     is listed in unknown_ids.
 #}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    on_schema_change='append_new_columns',
+    post_hook="{{ incremental_drop_stale_runs(ref('loft_128k__int_run_fingerprints'), 'predictions_fingerprint') }}"
+) }}
+{{ incremental_log_runs(ref('loft_128k__int_run_fingerprints'), 'predictions_fingerprint') }}
 {%- set prompt_doc_ids = ref('loft_128k__prompt_doc_ids') -%}
 {%- set corpus = ref('loft_128k__corpus') -%}
 with
 
-{#- Materialized: each row's Python parse (int_parsed_answers is a view) runs once. #}
+runs as (
+    select source, system, method, task, dataset, variant, split, predictions_fingerprint as run_fingerprint
+    from {{ ref('loft_128k__int_run_fingerprints') }}
+    where predictions_fingerprint not in {{ incremental_stored_fingerprints() }}
+),
+
+{#- Materialized: each row's Python parse runs once. #}
 parsed as materialized (
     select
-        *,
+        rows.*,
+        runs.run_fingerprint,
         row_number() over () as row_id,
-        status = 'ok' as is_answered
-    from {{ ref('loft_128k__int_parsed_answers') }}
+        rows.status = 'ok' as is_answered,
+        case when rows.status = 'ok' and rows.given_answers is null
+            then loft_parse_response(rows.raw_text, 'loft', rows.task, rows.method, rows.stage, rows.payload)
+        end as parsed_loft,
+        case when rows.status = 'ok' and rows.given_answers is null
+            then loft_parse_response(rows.raw_text, 'strict', rows.task, rows.method, rows.stage, rows.payload)
+        end as parsed_strict
+    from {{ view_ref('loft_128k__int_prediction_rows') }} as rows
+    inner join runs using (source, system, method, task, dataset, variant, split)
 ),
 
 answers as not materialized (
@@ -201,7 +226,8 @@ predictions as (
         answers.unknown_ids_strict,
         answers.query_dropped_loft,
         answers.import_file,
-        answers.import_line
+        answers.import_line,
+        answers.run_fingerprint
     from with_ids as answers
     left join entity_titles_loft using (row_id)
     left join entity_titles_strict using (row_id)

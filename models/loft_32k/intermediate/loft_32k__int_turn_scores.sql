@@ -8,8 +8,17 @@
   and status say why. A multi-turn query with no answer at all (every turn missing) keeps its
   loft-rule metrics on its first turn only, as LOFT's evaluator scores an unanswered query as
   one turn; the other rules keep every turn. Stored this way, a million turns write a million
-  rows, not one per metric (the scores view unnests them).
+  rows, not one per metric (the scores view unnests them). Incremental by run, as
+  int_predictions: a build scores only the runs whose scores_fingerprint (int_run_fingerprints)
+  is not yet stored as a run_fingerprint, and drops the rows of runs whose fingerprint is gone.
 #}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    on_schema_change='append_new_columns',
+    post_hook="{{ incremental_drop_stale_runs(ref('loft_32k__int_run_fingerprints'), 'scores_fingerprint') }}"
+) }}
+{{ incremental_log_runs(ref('loft_32k__int_run_fingerprints'), 'scores_fingerprint') }}
 {%- set predictions = ref('loft_32k__predictions') -%}
 {%- set queries = ref('loft_32k__int_scored_queries') -%}
 
@@ -19,7 +28,17 @@
 {%- set size = config.get('loft_size') -%}
 with
 
-final_predictions as materialized ({{ scoring_final_predictions(predictions) }}),
+runs as (
+    select source, system, method, task, dataset, variant, split, scores_fingerprint as run_fingerprint
+    from {{ ref('loft_32k__int_run_fingerprints') }}
+    where scores_fingerprint not in {{ incremental_stored_fingerprints() }}
+),
+
+run_predictions as (
+    select * from {{ predictions }} semi join runs using (source, system, method, task, dataset, variant, split)
+),
+
+final_predictions as materialized ({{ scoring_final_predictions('run_predictions') }}),
 retrieval as ({{ scoring_retrieval_scores('final_predictions', queries) }}),
 rag_single as ({{ scoring_rag_single_scores('final_predictions', queries) }}),
 rag_multi as ({{ scoring_rag_multi_scores('final_predictions', queries) }}),
@@ -108,8 +127,10 @@ final as (
             'is_primary': coalesce(
                 m.metric = kept.primary_metric and m.rule = kept.primary_rule and kept.grain = 'turn', false
             )
-        }) as metric_values
+        }) as metric_values,
+        runs.run_fingerprint
     from kept_scores as kept
+    inner join runs using (source, system, method, task, dataset, variant, split)
     left join positions using (task, dataset, corpus_id, variant, method, qid, turn)
     left join {{ ref('loft_32k__arms') }} as arms
         on arms.task = kept.task and arms.dataset = kept.dataset and arms.variant = kept.variant

@@ -6,7 +6,7 @@
 with
 
 stored as (
-    select * from {{ view_ref('loft_32k__int_predictions') }}
+    select * exclude (run_fingerprint) from {{ view_ref('loft_32k__int_predictions') }}
 ),
 
 loft_pids as (

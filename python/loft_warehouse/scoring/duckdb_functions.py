@@ -10,9 +10,11 @@ Everything else about the metrics stays in SQL. Python's str.strip() is here too
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import duckdb
@@ -22,6 +24,7 @@ from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
 
 from loft_warehouse.answers import normalize, parse
 from loft_warehouse.scoring import intervals, metrics
+from loft_warehouse.settings import PROJECT_ROOT
 
 VARCHAR_LIST = duckdb.list_type(VARCHAR)
 PARSED = duckdb.struct_type(
@@ -203,10 +206,33 @@ FUNCTIONS: dict[str, Function] = {
 }
 
 
+# What a stored score depends on besides its rows: the macros and models that compute it and
+# the Python it calls. The incremental scoring models key their rows by this as well.
+SCORING_CODE = [
+    "macros/*.sql",
+    "models/*/intermediate/*.sql",
+    "python/loft_warehouse/answers/*.py",
+    "python/loft_warehouse/methods/*.py",
+    "python/loft_warehouse/scoring/*.py",
+    "python/loft_warehouse/sql/*.py",
+    "python/loft_warehouse/registry.py",
+]
+
+
+@cache
+def scoring_code_version() -> str:
+    """A digest of every file in SCORING_CODE (paths and contents), once per process."""
+    digest = hashlib.sha256()
+    for path in sorted(p for pattern in SCORING_CODE for p in PROJECT_ROOT.glob(pattern)):
+        digest.update(str(path.relative_to(PROJECT_ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def register_sql_macros(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """Create the SQL macros of SQL_MACROS on `con` (idempotent)."""
+    """Create the SQL macros of SQL_MACROS, and loft_scoring_code_version(), on `con` (idempotent)."""
     for signature, body in SQL_MACROS.items():
         con.execute(f"create or replace temp macro {signature} as {body}")
+    con.execute(f"create or replace temp macro loft_scoring_code_version() as '{scoring_code_version()}'")
     return con
 
 

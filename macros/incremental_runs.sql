@@ -1,0 +1,34 @@
+{#
+  Incremental scoring by run (int_predictions, int_turn_scores): each stored row keeps its
+  run's fingerprint (int_run_fingerprints) in run_fingerprint. A build computes the runs whose
+  current fingerprint is not stored yet and appends them; its post-hook then deletes every row
+  whose fingerprint is no longer a run's current one (changed or gone). A table built before
+  the column existed counts as holding nothing, so its first build recomputes every run.
+#}
+
+{# The fingerprints this model already holds (a subquery; empty on a first or full build). #}
+{% macro incremental_stored_fingerprints() -%}
+    {%- if is_incremental() and 'run_fingerprint' in (adapter.get_columns_in_relation(this) | map(attribute='name') | list) -%}
+        (select distinct run_fingerprint from {{ this }} where run_fingerprint is not null)
+    {%- else -%}
+        (select null::varchar as run_fingerprint where false)
+    {%- endif -%}
+{%- endmacro %}
+
+
+{# The post-hook: drop the rows whose fingerprint is not `column` of any run in `fingerprints`. #}
+{% macro incremental_drop_stale_runs(fingerprints, column) -%}
+    delete from {{ this }}
+    where run_fingerprint is null or run_fingerprint not in (select {{ column }} from {{ fingerprints }})
+{%- endmacro %}
+
+
+{# One line of what an incremental build computes: "int_predictions: 1 of 3 run(s) to compute". #}
+{% macro incremental_log_runs(fingerprints, column) -%}
+    {%- if execute and is_incremental() -%}
+        {%- set counts = run_query("select count(*) filter (where " ~ column ~ " not in "
+                                   ~ incremental_stored_fingerprints() ~ "), count(*) from " ~ fingerprints) -%}
+        {%- do log(this.identifier ~ ": " ~ counts.columns[0].values()[0] ~ " of " ~ counts.columns[1].values()[0]
+                   ~ " run(s) to compute, the rest kept", info=True) -%}
+    {%- endif -%}
+{%- endmacro %}

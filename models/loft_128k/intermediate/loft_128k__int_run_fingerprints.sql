@@ -1,0 +1,101 @@
+{#
+  One row per run (source, system, method, task, dataset, variant, split) with digests of what
+  its stored rows depend on: predictions_fingerprint (the run's owed rows, its dataset's shown
+  IDs and corpus titles, the scoring code), scores_fingerprint (that, and its dataset's gold,
+  adjudications, settings, gold positions and arms, and the run's query limit). The incremental
+  models int_predictions and int_turn_scores compute a run again only when its digest is not
+  among the ones they hold, and drop rows whose digest is no longer here.
+#}
+{%- set rows_digest = "count(*)::varchar || ':' || sum(hash(r)::hugeint)::varchar" -%}
+with
+
+run_rows as (
+    select source, system, method, task, dataset, variant, split, {{ rows_digest }} as digest
+    from {{ view_ref('loft_128k__int_prediction_rows') }} as r
+    group by all
+),
+
+doc_ids as (
+    select task, dataset, {{ rows_digest }} as digest
+    from {{ ref('loft_128k__prompt_doc_ids') }} as r
+    group by all
+),
+
+titles as (
+    select task, dataset, {{ rows_digest }} as digest
+    from (select distinct task, dataset, corpus_id, pid, title from {{ ref('loft_128k__corpus') }}) as r
+    group by all
+),
+
+gold as (
+    select task, dataset, {{ rows_digest }} as digest
+    from {{ view_ref('loft_128k__int_scored_queries') }} as r
+    group by all
+),
+
+adjudications as (
+    select task, dataset, {{ rows_digest }} as digest
+    from {{ view_ref('loft_128k__stg_gold_adjudications') }} as r
+    group by all
+),
+
+dataset_settings as (
+    select task, dataset, {{ rows_digest }} as digest
+    from {{ ref('loft_128k__stg_datasets') }} as r
+    group by all
+),
+
+positions as (
+    select task, dataset, {{ rows_digest }} as digest
+    from (
+        select task, dataset, corpus_id, variant, method, qid, turn, gold_positions, gold_depth, gold_token_offset,
+               n_documents
+        from {{ ref('loft_128k__prompts') }}
+        where stage = 1 and call_index = 0
+    ) as r
+    group by all
+),
+
+arms as (
+    select task, dataset, {{ rows_digest }} as digest
+    from {{ ref('loft_128k__arms') }} as r
+    group by all
+),
+
+run_limits as (
+    select source, system, method, task, dataset, variant, split, query_limit
+    from ({{ scoring_run_limits(view_ref('loft_128k__responses')) }})
+),
+
+predictions_inputs as (
+    select
+        run_rows.*,
+        md5(to_json([source, system, method, task, dataset, variant, split, run_rows.digest, doc_ids.digest,
+                     titles.digest, loft_scoring_code_version()])::varchar) as predictions_fingerprint
+    from run_rows
+    left join doc_ids using (task, dataset)
+    left join titles using (task, dataset)
+),
+
+final as (
+    select
+        inputs.source,
+        inputs.system,
+        inputs.method,
+        inputs.task,
+        inputs.dataset,
+        inputs.variant,
+        inputs.split,
+        inputs.predictions_fingerprint,
+        md5(to_json([inputs.predictions_fingerprint, gold.digest, adjudications.digest, dataset_settings.digest,
+                     positions.digest, arms.digest, run_limits.query_limit::varchar])::varchar) as scores_fingerprint
+    from predictions_inputs as inputs
+    left join gold using (task, dataset)
+    left join adjudications using (task, dataset)
+    left join dataset_settings using (task, dataset)
+    left join positions using (task, dataset)
+    left join arms using (task, dataset)
+    left join run_limits using (source, system, method, task, dataset, variant, split)
+)
+
+select * from final
