@@ -23,6 +23,7 @@ import polars as pl
 
 from loft_warehouse import frame_cache
 from loft_warehouse.errors import DataQualityError
+from loft_warehouse.scoring.duckdb_functions import register_sql_macros
 from loft_warehouse.settings import PROJECT_ROOT, SIZES
 
 EXPECTATIONS_DIR = PROJECT_ROOT / "expectations"
@@ -138,16 +139,16 @@ def run_suites(
 def _run_partitioned(
     con: duckdb.DuckDBPyConnection, schema: str, suite: dict, query: str, everything: bool
 ) -> SuiteResult:
-    """One partitioned suite: each partition's rows are digested in DuckDB (count and two row
-    hashes summed, with the query's columns and types); GX validates the rows of the partitions
-    without a kept pass, in one frame."""
+    """One partitioned suite: each partition's rows are digested in DuckDB (loft_rows_digest,
+    with the query's columns and types); GX validates the rows of the partitions without a kept
+    pass, in one frame."""
     columns = suite["partition_by"]
+    register_sql_macros(con)
     relation = con.sql(query)
     shape = [[name, str(kind)] for name, kind in zip(relation.columns, relation.types, strict=True)]
     keys = ", ".join(columns)
     digests = con.sql(
-        f"select {keys}, count(*) as n_rows, sum(hash(r)::hugeint)::varchar || ':' || "
-        f"sum(hash(r, 'second')::hugeint)::varchar as digest from ({query}) as r group by all"
+        f"select {keys}, count(*) as n_rows, loft_rows_digest(r) as digest from ({query}) as r group by all"
     ).pl()
     entries = [frame_cache.key_of("quality-partition", [suite, shape, row]) for row in digests.iter_rows()]
     pending = [

@@ -7,47 +7,46 @@
   models int_predictions and int_turn_scores compute a run again only when its digest is not
   among the ones they hold, and drop rows whose digest is no longer here.
 #}
-{%- set rows_digest = "count(*)::varchar || ':' || sum(hash(r)::hugeint)::varchar" -%}
 with
 
 run_rows as (
-    select source, system, method, task, dataset, variant, split, {{ rows_digest }} as digest
+    select source, system, method, task, dataset, variant, split, loft_rows_digest(r) as digest
     from {{ view_ref('loft_1m__int_prediction_rows') }} as r
     group by all
 ),
 
 doc_ids as (
-    select task, dataset, {{ rows_digest }} as digest
+    select task, dataset, loft_rows_digest(r) as digest
     from {{ ref('loft_1m__prompt_doc_ids') }} as r
     group by all
 ),
 
 titles as (
-    select task, dataset, {{ rows_digest }} as digest
+    select task, dataset, loft_rows_digest(r) as digest
     from (select distinct task, dataset, corpus_id, pid, title from {{ ref('loft_1m__corpus') }}) as r
     group by all
 ),
 
 gold as (
-    select task, dataset, {{ rows_digest }} as digest
+    select task, dataset, loft_rows_digest(r) as digest
     from {{ view_ref('loft_1m__int_scored_queries') }} as r
     group by all
 ),
 
 adjudications as (
-    select task, dataset, {{ rows_digest }} as digest
+    select task, dataset, loft_rows_digest(r) as digest
     from {{ view_ref('loft_1m__stg_gold_adjudications') }} as r
     group by all
 ),
 
 dataset_settings as (
-    select task, dataset, {{ rows_digest }} as digest
+    select task, dataset, loft_rows_digest(r) as digest
     from {{ ref('loft_1m__stg_datasets') }} as r
     group by all
 ),
 
 positions as (
-    select task, dataset, {{ rows_digest }} as digest
+    select task, dataset, loft_rows_digest(r) as digest
     from (
         select task, dataset, corpus_id, variant, method, qid, turn, gold_positions, gold_depth, gold_token_offset,
                n_documents
@@ -58,7 +57,7 @@ positions as (
 ),
 
 arms as (
-    select task, dataset, {{ rows_digest }} as digest
+    select task, dataset, loft_rows_digest(r) as digest
     from {{ ref('loft_1m__arms') }} as r
     group by all
 ),

@@ -46,6 +46,11 @@ SQL_MACROS = {
     "loft_is_python_blank(s)": f"case when ord(s) between 33 and 127 then false else trim(s, {_WHITESPACE}) = '' end",
     # An RE2 character class matching any one character str.isspace() holds for.
     "loft_python_whitespace_class()": "'[" + "".join(f"\\x{{{ord(ch):x}}}" for ch in PYTHON_WHITESPACE) + "]'",
+    # An aggregate digest of a group's rows (r: the row alias), equal for equal multisets of rows:
+    # the count and two row hashes summed. What the incremental models and the per-run quality
+    # verdicts key on.
+    "loft_rows_digest(r)": "count(*)::varchar || ':' || sum(hash(r)::hugeint)::varchar || ':' "
+    "|| sum(hash(r, 'second')::hugeint)::varchar",
 }
 
 
