@@ -174,31 +174,37 @@
 {% macro scoring_exec_acc_in_sql(relation) -%}
     {%- set parts = [('gold_loft', 'gold_loft', 'loft'), ('answer_loft', 'answer_loft_json', 'loft'),
                      ('gold_strict', 'gold', 'strict'), ('answer_strict', 'answer_strict_json', 'strict')] -%}
+    {%- set names = parts | map(attribute=0) | list -%}
+    {#- One step per subquery, so that no step's lists are computed twice. #}
     select
-        * exclude ({% for name, _, _ in parts %}cells_{{ name }}{{ ', ' if not loop.last }}{% endfor %}),
+        * exclude (cells_{{ names | join(', cells_') }}),
         {
             'loft': ({{ scoring_exec_acc_loft('gold_loft', 'cells_gold_loft', 'cells_answer_loft') }})::double,
             'strict': ({{ scoring_exec_acc_strict('cells_gold_strict', 'cells_answer_strict', 'gold_is_ordered') }})::double
         } as exec_acc_in_sql
     from (
         select
-            * exclude ({% for name, _, _ in parts %}rows_{{ name }}{{ ', ' if not loop.last }}{% endfor %}),
+            * exclude (read_{{ names | join(', read_') }}),
             {%- for name, _, rule in parts %}
-            {%- set cells = scoring_exec_cells('rows_' ~ name, rule) %}
-            {%- if rule == 'loft' %}
-            case when {{ scoring_exec_known(cells) }}
-                 then list_transform({{ cells }}, lambda r: {{ scoring_exec_cell_set('r') }}) end
-            {%- else %}
-            case when {{ scoring_exec_known(cells) }} then {{ cells }} end
-            {%- endif %} as cells_{{ name }}{{ ',' if not loop.last }}
+            case when {{ scoring_exec_known('read_' ~ name) }}
+                 then {% if rule == 'loft' %}list_transform(read_{{ name }}, lambda r: {{ scoring_exec_cell_set('r') }})
+                      {%- else %}read_{{ name }}{% endif %}
+            end as cells_{{ name }}{{ ',' if not loop.last }}
             {%- endfor %}
         from (
             select
-                *,
-                {%- for name, column, _ in parts %}
-                {{ scoring_exec_rows(column) }} as rows_{{ name }}{{ ',' if not loop.last }}
+                * exclude (rows_{{ names | join(', rows_') }}),
+                {%- for name, _, rule in parts %}
+                {{ scoring_exec_cells('rows_' ~ name, rule) }} as read_{{ name }}{{ ',' if not loop.last }}
                 {%- endfor %}
-            from {{ relation }}
+            from (
+                select
+                    *,
+                    {%- for name, column, _ in parts %}
+                    {{ scoring_exec_rows(column) }} as rows_{{ name }}{{ ',' if not loop.last }}
+                    {%- endfor %}
+                from {{ relation }}
+            )
         )
     )
 {%- endmacro %}
