@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,12 +32,19 @@ BIN = Path(sys.executable).parent
 ADDED = 1_000
 
 
+NODE_TIME = re.compile(r"\d+ of \d+ (?:OK created \S+ \S+ model|PASS) (\S+) .*? in (\d+\.\d+)s\]")
+SLOWEST: dict[str, str] = {}
+
+
 def _run(argv: list[str], env: dict[str, str]) -> float:
-    """Seconds one command took; the script stops with its output if it fails."""
+    """Seconds one command took (its slowest dbt nodes kept in SLOWEST under the command's
+    first words); the script stops with its output if it fails."""
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"{' '.join(argv[:3])} failed (rc {done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}")
+    nodes = sorted(((float(s), name) for name, s in NODE_TIME.findall(done.stdout)), reverse=True)[:4]
+    SLOWEST[Path(argv[0]).name] = ", ".join(f"{name.split('.')[-1]} {s:.1f} s" for s, name in nodes)
     return time.perf_counter() - started
 
 
@@ -81,7 +89,11 @@ def point(base: Path, stored: int, folder: Path) -> dict[str, float]:
         _import(env, work, work / "preds.jsonl", "stored-run")
         _build(env, work)
     landing = _import(env, work, added, "added-run")
-    return {"land": landing, "build": _build(env, work), "no_change": _build(env, work)}
+    build = _build(env, work)
+    print(f"#   stored {stored:,}, adding: slowest nodes {SLOWEST['dbt']}", flush=True)
+    no_change = _build(env, work)
+    print(f"#   stored {stored:,}, no change: slowest nodes {SLOWEST['dbt']}", flush=True)
+    return {"land": landing, "build": build, "no_change": no_change}
 
 
 def main() -> None:
