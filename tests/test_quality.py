@@ -108,3 +108,25 @@ def test_a_failing_partition_fails_the_suite_and_keeps_nothing(partitioned, con)
     con.sql("update s.runs set answer = 'b' where run = 'r2'")
     (fixed,) = quality.run_suites(con, "s", "results", partitioned)
     assert fixed.success and fixed.n_validated == 2  # nothing was kept from the failing builds
+
+
+def test_slices_keep_duplicates_together(partitioned, tmp_path, monkeypatch, con):
+    """Rows reach GX a slice at a time; a duplicate key lands in one slice, so it still fails."""
+    suite = {
+        **PARTITIONED,
+        "expectations": [
+            {"type": "expect_compound_columns_to_be_unique", "kwargs": {"column_list": ["run", "answer"]}},
+            {"type": "expect_column_values_to_be_between", "kwargs": {"column": "score", "min_value": 0, "max_value": 1}},
+        ],
+    }
+    (partitioned / "runs.json").write_text(json.dumps(suite), encoding="utf-8")
+    frames = spy(monkeypatch, quality, "validate_frame", quality.validate_frame)
+    monkeypatch.setattr(quality, "SLICE_ROWS", 2)
+    rows = ", ".join(f"('r1', 'a{i}', 0.5)" for i in range(7))
+    con.sql(f"create table s.runs as select * from (values {rows}, ('r1', 'a3', 0.25)) t(run, answer, score)")
+    (result,) = quality.run_suites(con, "s", "results", partitioned)
+    assert len(frames) == 4  # 8 rows, slices of at most 2 on average: 4 slices
+    assert not result.success and any("compound_columns_to_be_unique" in f for f in result.failures)
+    con.sql("delete from s.runs where score = 0.25")
+    (fixed,) = quality.run_suites(con, "s", "results", partitioned)
+    assert fixed.success and fixed.n_validated == 7
