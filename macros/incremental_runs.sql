@@ -6,13 +6,27 @@
   the column existed counts as holding nothing, so its first build recomputes every run.
 #}
 
-{# The fingerprints this model already holds (a subquery; empty on a first or full build). #}
-{% macro incremental_stored_fingerprints() -%}
-    {%- if is_incremental() and 'run_fingerprint' in (adapter.get_columns_in_relation(this) | map(attribute='name') | list) -%}
-        (select distinct run_fingerprint from {{ this }} where run_fingerprint is not null)
-    {%- else -%}
-        (select null::varchar as run_fingerprint where false)
+{# The runs (run key and `column` as run_fingerprint) this build computes: those whose current
+   fingerprint the model does not hold yet (every run on a first or full build, or when the table
+   predates the column). An incremental build says in one line how many that is:
+   "int_predictions: 1 of 3 run(s) to compute, the rest kept". #}
+{% macro incremental_runs_to_compute(fingerprints, column) -%}
+    {%- set holds = is_incremental()
+        and 'run_fingerprint' in (adapter.get_columns_in_relation(this) | map(attribute='name') | list) -%}
+    {%- if holds -%}
+        {%- set stored = '(select distinct run_fingerprint from ' ~ this ~ ' where run_fingerprint is not null)' -%}
     {%- endif -%}
+    {%- if execute and holds -%}
+        {%- set counts = run_query("select count(*) filter (where " ~ column ~ " not in " ~ stored ~ "), count(*) from "
+                                   ~ fingerprints) -%}
+        {%- do log(this.identifier ~ ": " ~ counts.columns[0].values()[0] ~ " of " ~ counts.columns[1].values()[0]
+                   ~ " run(s) to compute, the rest kept", info=True) -%}
+    {%- endif -%}
+    select source, system, method, task, dataset, variant, split, {{ column }} as run_fingerprint
+    from {{ fingerprints }}
+    {%- if holds %}
+    where {{ column }} not in {{ stored }}
+    {%- endif %}
 {%- endmacro %}
 
 
@@ -20,15 +34,4 @@
 {% macro incremental_drop_stale_runs(fingerprints, column) -%}
     delete from {{ this }}
     where run_fingerprint is null or run_fingerprint not in (select {{ column }} from {{ fingerprints }})
-{%- endmacro %}
-
-
-{# One line of what an incremental build computes: "int_predictions: 1 of 3 run(s) to compute". #}
-{% macro incremental_log_runs(fingerprints, column) -%}
-    {%- if execute and is_incremental() -%}
-        {%- set counts = run_query("select count(*) filter (where " ~ column ~ " not in "
-                                   ~ incremental_stored_fingerprints() ~ "), count(*) from " ~ fingerprints) -%}
-        {%- do log(this.identifier ~ ": " ~ counts.columns[0].values()[0] ~ " of " ~ counts.columns[1].values()[0]
-                   ~ " run(s) to compute, the rest kept", info=True) -%}
-    {%- endif -%}
 {%- endmacro %}

@@ -24,16 +24,11 @@
     on_schema_change='append_new_columns',
     post_hook="{{ incremental_drop_stale_runs(ref('loft_1m__int_run_fingerprints'), 'predictions_fingerprint') }}"
 ) }}
-{{ incremental_log_runs(ref('loft_1m__int_run_fingerprints'), 'predictions_fingerprint') }}
 {%- set prompt_doc_ids = ref('loft_1m__prompt_doc_ids') -%}
 {%- set corpus = ref('loft_1m__corpus') -%}
 with
 
-runs as (
-    select source, system, method, task, dataset, variant, split, predictions_fingerprint as run_fingerprint
-    from {{ ref('loft_1m__int_run_fingerprints') }}
-    where predictions_fingerprint not in {{ incremental_stored_fingerprints() }}
-),
+runs as ({{ incremental_runs_to_compute(ref('loft_1m__int_run_fingerprints'), 'predictions_fingerprint') }}),
 
 {#- Materialized: each row's Python parse runs once. #}
 parsed as materialized (

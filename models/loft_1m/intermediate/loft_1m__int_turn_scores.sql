@@ -18,7 +18,6 @@
     on_schema_change='append_new_columns',
     post_hook="{{ incremental_drop_stale_runs(ref('loft_1m__int_run_fingerprints'), 'scores_fingerprint') }}"
 ) }}
-{{ incremental_log_runs(ref('loft_1m__int_run_fingerprints'), 'scores_fingerprint') }}
 {%- set predictions = ref('loft_1m__predictions') -%}
 {%- set queries = ref('loft_1m__int_scored_queries') -%}
 
@@ -28,11 +27,7 @@
 {%- set size = config.get('loft_size') -%}
 with
 
-runs as (
-    select source, system, method, task, dataset, variant, split, scores_fingerprint as run_fingerprint
-    from {{ ref('loft_1m__int_run_fingerprints') }}
-    where scores_fingerprint not in {{ incremental_stored_fingerprints() }}
-),
+runs as ({{ incremental_runs_to_compute(ref('loft_1m__int_run_fingerprints'), 'scores_fingerprint') }}),
 
 run_predictions as (
     select * from {{ predictions }} semi join runs using (source, system, method, task, dataset, variant, split)
