@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import duckdb
 import pytest
@@ -72,7 +73,13 @@ def test_an_edited_suite_is_validated_afresh(suites, validations, con):
     assert (result.success, result.reused, validations) == (True, False, [2, 2])
 
 
-PARTITIONED = {**SUITE, "name": "answers_by_run", "partition_by": ["run"], "query": "select * from {schema}.runs"}
+PARTITIONED = {
+    **SUITE,
+    "name": "answers_by_run",
+    "partition_by": ["run"],
+    "partition_tables": ["runs"],
+    "query": "select * from {runs}",
+}
 
 
 @pytest.fixture
@@ -130,3 +137,59 @@ def test_slices_keep_duplicates_together(partitioned, tmp_path, monkeypatch, con
     con.sql("delete from s.runs where score = 0.25")
     (fixed,) = quality.run_suites(con, "s", "results", partitioned)
     assert fixed.success and fixed.n_validated == 7
+
+
+def test_a_fingerprinted_suite_reads_only_the_changed_partitions(partitioned, validations, con):
+    """With a partition_fingerprint the rows are not digested: a partition is validated again
+    when its fingerprint changes, and the query then reads only its rows (a NULL key included)."""
+    suite = {**PARTITIONED, "partition_fingerprint": "runs_fingerprint.sql"}
+    (partitioned / "runs.json").write_text(json.dumps(suite), encoding="utf-8")
+    (partitioned / "runs_fingerprint.sql").write_text("select run, version as fingerprint from {schema}.versions")
+    con.sql("create table s.runs as select * from (values ('r1', 'a', 1.0), ('r1', 'b', 0.5), ('r2', 'c', 0.0),"
+            " (null, 'd', 0.0)) t(run, answer, score)")  # fmt: skip
+    con.sql("create table s.versions as select * from (values ('r1', 1), ('r2', 1), (null, 1)) t(run, version)")
+    (first,) = quality.run_suites(con, "s", "results", partitioned)
+    con.sql("update s.runs set score = 0.25 where run = 'r1'")  # content alone: the fingerprint holds it
+    (unchanged,) = quality.run_suites(con, "s", "results", partitioned)
+    con.sql("update s.versions set version = 2 where run = 'r2' or run is null")
+    (changed,) = quality.run_suites(con, "s", "results", partitioned)
+    assert validations == [4, 2]  # every row, then r2's and the NULL run's rows only
+    assert (unchanged.reused, unchanged.n_rows) == (True, 4)
+    assert changed.summary() == "PASS s answers_by_run (4 rows, 2 in changed partitions validated, the rest kept)"
+
+
+SCORED_RUNS = """
+create schema s; create schema s_internal;
+create table s_internal.int_predictions as
+select 'import' as source, system, 'cic' as method, 'retrieval' as task, 'nq' as dataset, 'default' as variant,
+       'test' as split, qid, 0 as turn, 1 as n_turns, true as is_final, 'ok' as status, system || '1' as run_fingerprint
+from (values ('a'), ('b')) s(system), (values ('q1'), ('q2')) q(qid);
+create table s_internal.int_turn_scores as
+select * exclude (n_turns, is_final), 'recall@1' as metric, 'loft' as rule, 'original' as gold_version,
+       'turn' as grain, 1.0 as value, true as is_answered
+from s_internal.int_predictions;
+create view s.predictions as select * exclude (run_fingerprint) from s_internal.int_predictions;
+create view s.scores as select * exclude (run_fingerprint) from s_internal.int_turn_scores;
+"""
+
+
+def test_the_scores_suites_validate_only_a_changed_run(tmp_path, monkeypatch):
+    """The real results suites on a warehouse of two runs: a run whose stored rows change is the
+    only one validated again; a row stored twice under the same fingerprint fails both."""
+    monkeypatch.setenv("LOFT_CACHE_DIR", str(tmp_path / "cache"))
+    for name in ["results__scores_complete.json", "results__scores_keys.json", "stored_runs_fingerprint.sql"]:
+        shutil.copy(quality.EXPECTATIONS_DIR / name, tmp_path / name)
+    validated = spy(monkeypatch, quality, "validate_frame")
+    con = duckdb.connect()
+    con.sql(SCORED_RUNS)
+    first = quality.run_suites(con, "s", "results", tmp_path)
+    con.sql("update s_internal.int_turn_scores set run_fingerprint = 'a2' where system = 'a'")
+    con.sql("update s_internal.int_predictions set run_fingerprint = 'a2' where system = 'a'")
+    validated.clear()
+    changed = quality.run_suites(con, "s", "results", tmp_path)
+    assert [(r.success, r.n_rows, r.n_validated) for r in first] == [(True, 4, 4), (True, 4, 4)]
+    assert [(r.success, r.n_rows, r.n_validated) for r in changed] == [(True, 4, 2), (True, 4, 2)]
+    assert {system for frame, _suite in validated for system in frame["system"]} == {"a"}
+    con.sql("insert into s_internal.int_turn_scores select * from s_internal.int_turn_scores where qid = 'q1'")
+    duplicated = quality.run_suites(con, "s", "results", tmp_path)
+    assert [(r.success, r.n_validated) for r in duplicated] == [(False, 4), (False, 6)]

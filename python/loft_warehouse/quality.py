@@ -1,10 +1,11 @@
 """Great Expectations suites over warehouse tables.
 
 Suites are JSON files in expectations/: {"name", "group", "query", "expectations": [{"type",
-"kwargs"}]}, optionally "partition_by" (see run_suites). `query` is DuckDB SQL with {schema}
-standing for the size's schema; it may join tables, so a suite can state cross-table contracts
-(every gold pid is in the corpus) as column expectations. GX runs on pandas frames (its SQL
-datasource is broken on DuckDB).
+"kwargs"}]}, optionally "partition_by" with "partition_tables" and "partition_fingerprint" (see
+run_suites). `query` is DuckDB SQL with {schema} standing for the size's schema (and, in a
+partitioned suite, {table} for each of its partition_tables); it may join tables, so a suite
+can state cross-table contracts (every gold pid is in the corpus) as column expectations. GX
+runs on pandas frames (its SQL datasource is broken on DuckDB).
 """
 
 from __future__ import annotations
@@ -118,13 +119,15 @@ def run_suites(
     library versions, so an unchanged table is not validated again; a failure is always fresh.
     A suite with `partition_by` (columns whose values its expectations never compare across:
     row checks, and uniqueness over a key that includes them) keeps a pass per partition, so a
-    build validates only the partitions whose rows changed. `everything` validates every row."""
+    build validates only the partitions whose rows changed; its query reads the tables it
+    partitions as {table}, and its `partition_fingerprint` must give every partition those
+    tables hold. `everything` validates every row."""
     results = []
     for suite in load_suites(group, directory):
-        query = suite["query"].format(schema=schema)
         if suite.get("partition_by"):
-            results.append(_run_partitioned(con, schema, suite, query, everything))
+            results.append(_run_partitioned(con, schema, suite, everything))
             continue
+        query = suite["query"].format(schema=schema)
         rows = con.sql(query).pl()
         key = frame_cache.key_of("quality", [suite, rows])
         kept = not everything and frame_cache.read("quality", key, ["passed"]) is not None
@@ -140,47 +143,98 @@ def run_suites(
 SLICE_ROWS = 1_000_000
 
 
-def _run_partitioned(
-    con: duckdb.DuckDBPyConnection, schema: str, suite: dict, query: str, everything: bool
-) -> SuiteResult:
-    """One partitioned suite: each partition's rows are digested in DuckDB (loft_rows_digest,
-    with the query's columns and types); GX validates the rows of the partitions without a kept
-    pass, SLICE_ROWS at a time (rows sharing a uniqueness key always in the same slice)."""
+def _run_partitioned(con: duckdb.DuckDBPyConnection, schema: str, suite: dict, everything: bool) -> SuiteResult:
+    """One partitioned suite: each partition has a fingerprint (the suite's
+    `partition_fingerprint` query, else a digest of its rows in DuckDB); a pass is kept under
+    the suite, the query's columns and types and the fingerprint, with the partition's row
+    count. GX validates the rows of the partitions without a kept pass, read from the suite's
+    `partition_tables` restricted to those partitions, SLICE_ROWS at a time (rows sharing a
+    uniqueness key always in the same slice)."""
     columns = suite["partition_by"]
     register_sql_macros(con)
+    query = _partitioned_query(suite, schema, None)
     relation = con.sql(query)
     shape = [[name, str(kind)] for name, kind in zip(relation.columns, relation.types, strict=True)]
-    keys = ", ".join(columns)
-    digests = con.sql(
-        f"select {keys}, count(*) as n_rows, loft_rows_digest(r) as digest from ({query}) as r group by all"
-    ).pl()
-    entries = [frame_cache.key_of("quality-partition", [suite, shape, row]) for row in digests.iter_rows()]
-    pending = [
-        i
-        for i, key in enumerate(entries)
-        if everything or frame_cache.read("quality-partition", key, ["passed"]) is None
-    ]
-    n_rows, n_checked = int(digests["n_rows"].sum() or 0), int(digests[pending]["n_rows"].sum() or 0)
+    fingerprints = _fingerprints(con, suite, schema, query)
+    entries = [frame_cache.key_of("quality-partition", [suite, shape, row]) for row in fingerprints.iter_rows()]
+    kept = {} if everything else _kept_row_counts(entries)
+    pending = [i for i in range(len(entries)) if i not in kept]
+    n_rows, n_checked = sum(kept.values()), 0
     success, failures = True, list[str]()
     if pending:
-        n_slices = -(-n_checked // SLICE_ROWS)
-        con.register("pending_partitions", digests[pending].select(columns).to_arrow())
+        partitions = fingerprints[pending].select(columns)
+        only = None if len(pending) == len(entries) else _partitions_predicate(partitions)
+        con.execute(f"create or replace temp table pending_rows as {_partitioned_query(suite, schema, only)}")
         try:
-            con.execute(
-                f"create or replace temp table pending_rows as select *, hash({_slice_key(suite)}) % {n_slices} "
-                f"as loft_slice from ({query}) as r semi join pending_partitions using ({keys})"
-            )
+            counts = con.sql(f"select {', '.join(columns)}, count(*) as n_rows from pending_rows group by all").pl()
+            partitions = partitions.join(counts, on=columns, how="left", nulls_equal=True).fill_null(0)
+            n_checked = int(partitions["n_rows"].sum())
+            n_rows += n_checked
+            n_slices = max(1, -(-n_checked // SLICE_ROWS))
             for number in range(n_slices):
-                frame = con.sql(f"select * exclude (loft_slice) from pending_rows where loft_slice = {number}").df()
-                passed, found = validate_frame(frame, suite)
+                frame = con.sql(
+                    f"select * from pending_rows as r where hash({_slice_key(suite)}) % {n_slices} = {number}"
+                )
+                passed, found = validate_frame(frame.df(), suite)
                 success, failures = success and passed, failures + found
         finally:
-            con.unregister("pending_partitions")
             con.execute("drop table if exists pending_rows")
-    if success:
-        for i in pending:
-            frame_cache.write("quality-partition", entries[i], {"passed": pl.DataFrame({"suite": [suite["name"]]})})
+        if success:
+            for i, count in zip(pending, partitions["n_rows"], strict=True):
+                frame_cache.write(
+                    "quality-partition",
+                    entries[i],
+                    {"passed": pl.DataFrame({"suite": [suite["name"]], "n_rows": [count]})},
+                )
     return SuiteResult(suite["name"], schema, n_rows, success, failures, not pending, n_checked)
+
+
+def _partitioned_query(suite: dict, schema: str, only: str | None) -> str:
+    """The suite's query over its partition_tables, each restricted to the rows `only` holds
+    for (all rows when None): filtering each table, not the query's result, lets DuckDB read
+    just those partitions."""
+    tables = {
+        table: f"{schema}.{table}" if only is None else f"(select * from {schema}.{table} where {only})"
+        for table in suite["partition_tables"]
+    }
+    return suite["query"].format(schema=schema, **tables)
+
+
+def _fingerprints(con: duckdb.DuckDBPyConnection, suite: dict, schema: str, query: str) -> pl.DataFrame:
+    """One row per partition: its columns and `fingerprint`, which changes whenever the
+    partition's rows of the query may. The suite's `partition_fingerprint` (an SQL file beside
+    it, reading what the tables are built from) is cheap; without one, the rows are digested."""
+    keys = ", ".join(suite["partition_by"])
+    if "partition_fingerprint" in suite:
+        path = Path(suite["file"]).with_name(suite["partition_fingerprint"])
+        return con.sql(path.read_text(encoding="utf-8").format(schema=schema)).pl()
+    return con.sql(f"select {keys}, loft_rows_digest(r) as fingerprint from ({query}) as r group by all").pl()
+
+
+def _kept_row_counts(entries: list[str]) -> dict[int, int]:
+    """Row counts of the partitions (by position) whose pass is kept."""
+    kept = {}
+    for i, key in enumerate(entries):
+        frames = frame_cache.read("quality-partition", key, ["passed"])
+        if frames is not None:
+            kept[i] = int(frames["passed"]["n_rows"][0])
+    return kept
+
+
+def _partitions_predicate(partitions: pl.DataFrame) -> str:
+    """SQL true for exactly the rows of these partitions (a NULL value matches NULL)."""
+
+    def literal(value: Any) -> str:
+        if value is None:
+            return "null"
+        if isinstance(value, int | float):
+            return repr(value)
+        return "'" + str(value).replace("'", "''") + "'"
+
+    return " or ".join(
+        "(" + " and ".join(f"{name} is not distinct from {literal(value)}" for name, value in row.items()) + ")"
+        for row in partitions.iter_rows(named=True)
+    )
 
 
 def _slice_key(suite: dict) -> str:
