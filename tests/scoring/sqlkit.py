@@ -220,6 +220,8 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k") -> 
         kind = "view" if name in VIEWS else "table"
         con.execute(f"create or replace {kind} {name} as {sql}")
         seconds[name] = time.perf_counter() - started
+    for name in ("int_predictions", "int_turn_scores"):
+        con.execute(f"create or replace view main_internal.{name} as select * from main.{name}")
     return seconds
 
 
