@@ -167,7 +167,8 @@ def _run_partitioned(con: duckdb.DuckDBPyConnection, schema: str, suite: dict, e
         con.execute(f"create or replace temp table pending_rows as {_partitioned_query(suite, schema, only)}")
         try:
             counts = con.sql(f"select {', '.join(columns)}, count(*) as n_rows from pending_rows group by all").pl()
-            partitions = partitions.join(counts, on=columns, how="left", nulls_equal=True).fill_null(0)
+            partitions = partitions.join(counts, on=columns, how="left", nulls_equal=True)
+            partitions = partitions.with_columns(pl.col("n_rows").fill_null(0))
             n_checked = int(partitions["n_rows"].sum())
             n_rows += n_checked
             n_slices = max(1, -(-n_checked // SLICE_ROWS))
