@@ -7,7 +7,9 @@ rebuild with nothing changed after it.
 
 --base is a built warehouse (`make build`); each point works on its own copy. The stored rows
 are an imported retrieval run over a seeded set of N single-turn queries (LOFT's file formats,
-as benchmarks/vs_loft.py writes them); the new system answers the first 1,000 of them. Prints,
+as benchmarks/vs_loft.py writes them); the new system answers the first 1,000 of them, imported
+as a dataset of its own (a run owes every query of its dataset, so the same dataset would make
+the new run N turns long, 1,000 answered and the rest scored as missing). Prints,
 per N: the seconds to land and to build the new system's import, that build's ratio to the
 one into the warehouse with no stored row, and the no-change rebuild.
 """
@@ -48,10 +50,10 @@ def _run(argv: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def _import(env: dict[str, str], work: Path, predictions: Path, system: str) -> float:
+def _import(env: dict[str, str], predictions: Path, queries: Path, system: str, dataset: str) -> float:
     return _run(
-        [str(BIN / "loft"), "import-predictions", str(predictions), "--queries", str(work / "queries.jsonl"),
-         "--system", system, "--size", "128k", "--task", "retrieval", "--dataset", "scaling"],
+        [str(BIN / "loft"), "import-predictions", str(predictions), "--queries", str(queries),
+         "--system", system, "--size", "128k", "--task", "retrieval", "--dataset", dataset],
         env,
     )  # fmt: skip
 
@@ -81,14 +83,13 @@ def point(base: Path, stored: int, folder: Path) -> dict[str, float]:
     # dbt parses the project once per target folder; that first parse is not a build's cost.
     _run([str(BIN / "dbt"), "parse", "--target-path", str(work / "target"), "--log-path", str(work / "logs")], env)
     write_retrieval(work, max(stored, ADDED), SEED)
-    added = work / "added.jsonl"
-    with (work / "preds.jsonl").open(encoding="utf-8") as lines, added.open("w", encoding="utf-8") as out:
-        for _, line in zip(range(ADDED), lines, strict=False):
-            out.write(line)
+    for name in ("preds", "queries"):
+        with (work / f"{name}.jsonl").open(encoding="utf-8") as lines, (work / f"added_{name}.jsonl").open("w", encoding="utf-8") as out:
+            out.writelines(line for _, line in zip(range(ADDED), lines, strict=False))
     if stored:
-        _import(env, work, work / "preds.jsonl", "stored-run")
+        _import(env, work / "preds.jsonl", work / "queries.jsonl", "stored-run", "scaling")
         _build(env, work)
-    landing = _import(env, work, added, "added-run")
+    landing = _import(env, work / "added_preds.jsonl", work / "added_queries.jsonl", "added-run", "scaling_added")
     build = _build(env, work)
     print(f"#   stored {stored:,}, adding: slowest nodes {SLOWEST['dbt']}", flush=True)
     no_change = _build(env, work)
