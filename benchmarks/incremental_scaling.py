@@ -84,8 +84,8 @@ def point(base: Path, stored: int, folder: Path) -> dict[str, float]:
     _run([str(BIN / "dbt"), "parse", "--target-path", str(work / "target"), "--log-path", str(work / "logs")], env)
     write_retrieval(work, max(stored, ADDED), SEED)
     for name in ("preds", "queries"):
-        with (work / f"{name}.jsonl").open(encoding="utf-8") as lines, (work / f"added_{name}.jsonl").open("w", encoding="utf-8") as out:
-            out.writelines(line for _, line in zip(range(ADDED), lines, strict=False))
+        lines = (work / f"{name}.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+        (work / f"added_{name}.jsonl").write_text("".join(lines[:ADDED]), encoding="utf-8")
     if stored:
         _import(env, work / "preds.jsonl", work / "queries.jsonl", "stored-run", "scaling")
         _build(env, work)
