@@ -101,14 +101,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", type=Path, default=ROOT / "loft.duckdb", help="a built warehouse (make build)")
     parser.add_argument("--stored", type=int, nargs="+", default=[0, 10_000, 100_000])
+    parser.add_argument("--work", type=Path, help="keep each point's warehouse under this folder (default: a temporary one)")
     args = parser.parse_args()
     if not args.base.is_file():
         sys.exit(f"no built warehouse at {args.base}: run `make build` first, or pass --base")
     sizes = sorted(set(args.stored) | {0})
     results = {}
     with tempfile.TemporaryDirectory(prefix="loft-scaling-") as folder:
+        work = args.work.resolve() if args.work else Path(folder)
+        work.mkdir(parents=True, exist_ok=True)
         for stored in sizes:
-            results[stored] = point(args.base.resolve(), stored, Path(folder))
+            results[stored] = point(args.base.resolve(), stored, work)
             figures = results[stored]
             print(
                 f"stored {stored:>9,}: land {figures['land']:6.1f} s, build {figures['build']:6.1f} s, "
