@@ -101,7 +101,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", type=Path, default=ROOT / "loft.duckdb", help="a built warehouse (make build)")
     parser.add_argument("--stored", type=int, nargs="+", default=[0, 10_000, 100_000])
-    parser.add_argument("--work", type=Path, help="keep each point's warehouse under this folder (default: a temporary one)")
+    parser.add_argument("--work", type=Path, help="keep each point's warehouse here (default: a temporary folder)")
     args = parser.parse_args()
     if not args.base.is_file():
         sys.exit(f"no built warehouse at {args.base}: run `make build` first, or pass --base")
