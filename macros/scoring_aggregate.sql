@@ -117,3 +117,15 @@ where n_unanswered < n
 
 
 
+
+
+{# The rows of scores with is_primary, rule loft and grain turn (one per turn), read from
+   int_turn_scores' primary columns rather than by unnesting every metric of every turn. #}
+{% macro scoring_primary_loft_turns(turn_scores) -%}
+    select
+        * exclude (metric_values, primary_metric_name, primary_rule, primary_value),
+        primary_metric_name as metric_name,
+        primary_value as value
+    from {{ turn_scores }}
+    where grain = 'turn' and primary_rule = 'loft'
+{%- endmacro %}

@@ -1,14 +1,14 @@
--- depends_on: {{ ref('loft_32k__scores') }}
--- depends_on: {{ ref('loft_128k__scores') }}
--- depends_on: {{ ref('loft_1m__scores') }}
+-- depends_on: {{ ref('loft_32k__int_turn_scores') }}
+-- depends_on: {{ ref('loft_128k__int_turn_scores') }}
+-- depends_on: {{ ref('loft_1m__int_turn_scores') }}
 {#
   scaling_scores: LOFT Figure 5's rows, query by query. Every primary score (loft rule, per
   turn) of every built size, one row per run (source, system, method, variant), query turn and
   size, so the same query can be followed from 32k to 128k to 1M (the corpora nest). sized is a
-  list of (size, scores relation) for the sizes built; n_sizes counts the sizes at which the
+  list of (size, int_turn_scores relation) for the sizes built; n_sizes counts the sizes at which the
   run scored the query turn.
 #}
-{%- set sized = compare_built_sizes('scores') -%}
+{%- set sized = compare_built_sizes('int_turn_scores', '_internal') -%}
 {%- set order = {'32k': 1, '128k': 2, '1m': 3} -%}
 with
 
@@ -18,8 +18,7 @@ sized_scores as (
         size,
         {{ order[size] }}::bigint as size_order,
         source, system, method, variant, task, dataset, split, qid, turn, metric_name, value, is_answered
-    from {{ relation }}
-    where is_primary and grain = 'turn' and rule = 'loft'
+    from ({{ scoring_primary_loft_turns(relation) }})
     {{ 'union all' if not loop.last }}
     {% endfor %}
     {% if not sized %}

@@ -1,12 +1,12 @@
--- depends_on: {{ ref('loft_32k__scores') }}
--- depends_on: {{ ref('loft_128k__scores') }}
--- depends_on: {{ ref('loft_1m__scores') }}
+-- depends_on: {{ ref('loft_32k__int_turn_scores') }}
+-- depends_on: {{ ref('loft_128k__int_turn_scores') }}
+-- depends_on: {{ ref('loft_1m__int_turn_scores') }}
 {#
   scaling_sizes: which sizes the cross-size tables read. One row per benchmark size: whether its
-  schema holds a built scores table, how many answered primary turns and runs it holds, and
+  schema holds built scores (int_turn_scores), how many answered primary turns and runs it holds, and
   how to build it when it is missing.
 #}
-{%- set sized = compare_built_sizes('scores') -%}
+{%- set sized = compare_built_sizes('int_turn_scores', '_internal') -%}
 with
 
 sizes as (
@@ -19,8 +19,7 @@ built as (
         '{{ size }}' as size,
         count(*) filter (where is_answered) as n_answered_turns,
         count(distinct (source, system, method, variant)) filter (where is_answered) as n_runs
-    from {{ relation }}
-    where is_primary and grain = 'turn' and rule = 'loft'
+    from ({{ scoring_primary_loft_turns(relation) }})
     {{ 'union all' if not loop.last }}
     {% endfor %}
     {% if not sized %}

@@ -123,7 +123,7 @@ def model_sql(
 ) -> str:
     """The select of model `name` as dbt would compile it, reading the test database: a ref() or
     source() of table T reads `tables[T]` if given, else T. `seed` is the build's seed var, `size`
-    the size folder's loft_size, and `sized` the (size, scores relation) pairs the cross-size
+    the size folder's loft_size, and `sized` the (size, int_turn_scores relation) pairs the cross-size
     models find built."""
 
     def table(model_or_table: str) -> _Relation:
@@ -136,7 +136,7 @@ def model_sql(
         source=lambda _source, name: table(name),
         var=lambda var, default=None: seed if var == "seed" else default,
         config=_Config({"loft_size": size}),
-        compare_built_sizes=lambda _identifier: [list(pair) for pair in sized],
+        compare_built_sizes=lambda _identifier, _suffix="": [list(pair) for pair in sized],
         execute=True,
         is_incremental=lambda: False,
     )
@@ -257,8 +257,10 @@ SCORE_COLUMNS = {
 
 def scores_table(con: duckdb.DuckDBPyConnection, rows: Iterable[dict[str, Any]]) -> None:
     """A `scores` table (the view's columns the aggregate marts read) from rows given as dicts;
-    unnamed columns take a scored, answered, primary test turn of cic at 128k."""
+    unnamed columns take a scored, answered, primary test turn of cic at 128k. An int_turn_scores
+    view beside it holds its primary rows as the marts that read only those expect them."""
     con.execute(f"create table scores ({', '.join(f'{k} {v}' for k, v in SCORE_COLUMNS.items())})")
+    primary_turns_view(con)
     defaults = {
         "size": "128k",
         "source": "inference",
@@ -281,6 +283,16 @@ def scores_table(con: duckdb.DuckDBPyConnection, rows: Iterable[dict[str, Any]])
     con.executemany(
         f"insert into scores by name select {', '.join(f'?::{v} as {k}' for k, v in SCORE_COLUMNS.items())}",
         [[row.get(k) for k in SCORE_COLUMNS] for row in full],
+    )
+
+
+def primary_turns_view(con: duckdb.DuckDBPyConnection) -> None:
+    """int_turn_scores as the primary-score marts read it (scoring_primary_loft_turns), over a
+    `scores` table: each primary row is a turn whose primary columns hold its metric."""
+    con.execute(
+        "create or replace view int_turn_scores as select * exclude (metric_name, rule, value, is_primary), "
+        "null as metric_values, metric_name as primary_metric_name, rule as primary_rule, value as primary_value "
+        "from scores where is_primary"
     )
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from loft_warehouse.scoring.duckdb_functions import register
 from loft_warehouse.scoring.intervals import bootstrap_interval
-from tests.scoring.sqlkit import model_sql
+from tests.scoring.sqlkit import model_sql, primary_turns_view
 
 SEED = 7
 RIGHT_A = set(range(8))  # a answers q0..q7 right
@@ -33,6 +33,7 @@ def _scores(con: duckdb.DuckDBPyConnection) -> None:
             rows.append(("128k", "inference", system, "cic", "default", "retrieval", "nq", "test", "recall@1_loft",
                          f"q{q}", 0, value, answered, True, "loft", "turn"))  # fmt: skip
     con.executemany("insert into scores values (" + ", ".join("?" * 16) + ")", rows)
+    primary_turns_view(con)
 
 
 def test_paired_comparison_by_hand() -> None:

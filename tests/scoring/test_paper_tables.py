@@ -279,7 +279,7 @@ def scaling() -> duckdb.DuckDBPyConnection:
                      "qid": "q0", "metric": "recall@1", **strict})  # fmt: skip
         con.execute(f"use s{size}")
         scores_table(con, rows)
-        sized.append([size, f"s{size}.scores"])
+        sized.append([size, f"s{size}.int_turn_scores"])
     con.execute("use memory.main")
     con.execute(f"create table scaling_scores as {model_sql('scaling_scores', sized=sized)}")
     con.execute(f"create table scaling_curves as {model_sql('scaling_curves', seed=SEED)}")
@@ -977,7 +977,7 @@ def closed_book() -> duckdb.DuckDBPyConnection:
         con.execute(f"create schema s{size}")
         con.execute(f"use s{size}")
         scores_table(con, rows)
-        sized.append([size, f"s{size}.scores"])
+        sized.append([size, f"s{size}.int_turn_scores"])
     con.execute("use memory.main")
     con.execute(f"create table scaling_scores as {model_sql('scaling_scores', sized=sized)}")
     con.execute(f"create table sizes as {model_sql('sizes', sized=sized)}")

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.scoring.sqlkit import Scenario, connect, macros
+from tests.scoring.sqlkit import Scenario, connect, macros, model_sql
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,11 @@ def test_turn_scores_store_a_row_per_turn_and_the_scores_view_a_row_per_metric(r
         "from int_turn_scores where qid = 'both'"
     ).fetchone()
     assert stored == (18, con.execute("select sum(value) from scores where qid = 'both'").fetchone()[0])
-    kinds = dict(con.execute("select table_name, table_type from information_schema.tables").fetchall())
+    kinds = dict(
+        con.execute(
+            "select table_name, table_type from information_schema.tables where table_schema = 'main'"
+        ).fetchall()
+    )
     assert (kinds["int_turn_scores"], kinds["scores"]) == ("BASE TABLE", "VIEW")
 
 
@@ -235,3 +239,41 @@ def test_one_exec_acc_call_scores_each_rule_on_its_own_gold_and_answer() -> None
     for arguments, expected in cases:
         row = con.execute("select unnest(loft_exec_acc(?, ?, ?, ?, ?))", list(arguments)).fetchone()
         assert row == expected, arguments
+
+
+PRIMARY_COLUMNS = (
+    "size, source, system, method, variant, task, dataset, split, qid, turn, metric_name, value, is_answered"
+)
+
+
+def test_the_primary_columns_are_the_primary_loft_turn_scores() -> None:
+    """The marts that read only primary scores read int_turn_scores' primary columns
+    (scoring_primary_loft_turns, here through scaling_scores at one size): row for row the
+    scores with is_primary, rule loft and grain turn, over answered, wrong, skipped and missing
+    turns, a revised gold and a conversation whose later turns keep no loft metric."""
+    s = Scenario()
+    s.case("retrieval", "nq", "q1", ["p1"], "Final Answer: ['1']", max_gold=1)
+    s.case("retrieval", "nq", "q2", ["p2"], "Final Answer: ['9']")
+    s.respond(s.query("retrieval", "nq", "q3", ["p3"]), None, status="skipped_too_long")
+    s.query("retrieval", "nq", "q4", ["p4"])
+    s.case("rag", "nq", "r1", ["Paris"], "Final Answer: ['Paris']")
+    s.case("icl", "bbh_web", "i1", ["Yes"], "Output: ['Yes']")
+    s.case("rag", "quest", "boston", ["The Scarlet Letter"], "Final Answer: ['The Scarlet Letter']")
+    for turn in range(2):
+        s.query("rag", "nq", "c1", ["x"], turn=turn, n_turns=2)
+    s.build()
+    expected = f"select {PRIMARY_COLUMNS} from scores where is_primary and rule = 'loft' and grain = 'turn'"
+    actual = f"select {PRIMARY_COLUMNS} from ({model_sql('scaling_scores', sized=[('128k', 'int_turn_scores')])})"
+    assert s.con.sql(f"({expected}) except all ({actual})").fetchall() == []
+    assert s.con.sql(f"({actual}) except all ({expected})").fetchall() == []
+    rows = s.con.sql(f"select qid, turn, metric_name, value from ({actual}) order by qid, turn").fetchall()
+    assert rows == [
+        ("boston", 0, "subspan_em_loft", 1.0),
+        ("c1", 0, "subspan_em_loft", 0.0),
+        ("i1", 0, "em_loft", 1.0),
+        ("q1", 0, "recall@1_loft", 1.0),
+        ("q2", 0, "recall@1_loft", 0.0),
+        ("q3", 0, "recall@1_loft", 0.0),
+        ("q4", 0, "recall@1_loft", 0.0),
+        ("r1", 0, "subspan_em_loft", 1.0),
+    ]

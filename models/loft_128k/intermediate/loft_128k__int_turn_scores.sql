@@ -88,7 +88,7 @@ positions as (
 
 run_limits as ({{ scoring_run_limits(responses) }}),
 
-final as (
+scored as (
     select
         '{{ size }}' as size,
         kept.source,
@@ -134,6 +134,21 @@ final as (
         and run_limits.dataset = kept.dataset and run_limits.variant = kept.variant
         and run_limits.method = kept.method and run_limits.split = kept.split
     where len(kept.metric_values) > 0
+),
+
+{#- The turn's primary metric as plain columns: the marts that read only primary turn scores
+    (scaling_scores, sizes, paired_comparisons, error_attribution) then skip unnesting the list. #}
+primary_scores as (
+    select *, list_filter(metric_values, lambda m: m.is_primary)[1] as primary_score from scored
+),
+
+final as (
+    select
+        * exclude (primary_score),
+        primary_score.metric::varchar || '_' || primary_score.rule::varchar as primary_metric_name,
+        primary_score.rule::varchar as primary_rule,
+        primary_score.value as primary_value
+    from primary_scores
 )
 
 select * from final

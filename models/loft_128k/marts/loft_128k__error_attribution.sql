@@ -20,8 +20,7 @@ retrieval_stage as (
 
 final_scores as (
     select size, source, system, method, task, dataset, variant, split, qid, turn, metric_name, value
-    from {{ ref('loft_128k__scores') }}
-    where is_primary and rule = 'loft' and grain = 'turn'
+    from ({{ scoring_primary_loft_turns(ref('loft_128k__int_turn_scores')) }})
 ),
 
 turns as (

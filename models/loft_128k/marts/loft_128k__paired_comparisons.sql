@@ -14,8 +14,7 @@ with
 
 primary_scores as (
     select {{ (scope + arm) | join(', ') }}, qid, turn, value, is_answered
-    from {{ ref('loft_128k__scores') }}
-    where is_primary and rule = 'loft' and grain = 'turn'
+    from ({{ scoring_primary_loft_turns(ref('loft_128k__int_turn_scores')) }})
 ),
 
 arms as (
