@@ -165,8 +165,9 @@ select 'import' as source, system, 'cic' as method, 'retrieval' as task, 'nq' as
        'test' as split, qid, 0 as turn, 1 as n_turns, true as is_final, 'ok' as status, system || '1' as run_fingerprint
 from (values ('a'), ('b')) s(system), (values ('q1'), ('q2')) q(qid);
 create table s_internal.int_turn_scores as
-select * exclude (n_turns, is_final), 'recall@1' as metric, 'loft' as rule, 'original' as gold_version,
-       'turn' as grain, 1.0 as value, true as is_answered
+select * exclude (n_turns, is_final), 'recall@1' as metric, 'loft' as rule, 'recall@1_loft' as metric_name,
+       'original' as gold_version, 'turn' as grain, 1.0 as value, true as is_answered, false as is_empty_answer,
+       true as is_primary
 from s_internal.int_predictions;
 create view s.predictions as select * exclude (run_fingerprint) from s_internal.int_predictions;
 create view s.scores as select * exclude (run_fingerprint) from s_internal.int_turn_scores;

@@ -77,6 +77,11 @@ CORRUPTIONS: dict[str, tuple[str, str]] = {
         "update scores set value = 1 where qid = 'q3' and metric_name = 'recall@1_strict'",
         "results_score_rows",
     ),
+    "null primary flag": (
+        "update scores set is_primary = null where qid = 'q1' and metric_name = 'recall@1_strict'",
+        "results_score_rows",
+    ),
+    "null gold version": ("update scores set gold_version = null where qid = 'r1'", "results_score_rows"),
     "missing score": (
         "delete from scores where qid = 'q2' and metric_name = 'mrecall@3_strict'",
         "results_score_rows_complete",
