@@ -68,8 +68,8 @@ spent as (
 
 correct as (
     select system, task, dataset, method, sum(value) as n_correct
-    from {{ ref('loft_128k__scores') }}
-    where source = 'inference' and is_primary and rule = 'loft' and grain = 'turn'
+    from ({{ scoring_primary_loft_turns(ref('loft_128k__int_turn_scores')) }})
+    where source = 'inference'
     group by all
 ),
 

@@ -138,7 +138,8 @@ scored as (
 ),
 
 {#- The turn's primary metric as plain columns: the marts that read only primary turn scores
-    (scaling_scores, sizes, paired_comparisons, error_attribution) then skip unnesting the list. #}
+    (scaling_scores, sizes, paired_comparisons, error_attribution, cost_ledger) then skip
+    unnesting the list. #}
 primary_scores as (
     select *, list_filter(metric_values, lambda m: m.is_primary)[1] as primary_score from scored
 ),
