@@ -78,10 +78,6 @@ from intervals
 {% endmacro %}
 
 
-
-
-
-
 {#
   The curve marts' points (position_curves, sql_operator_accuracy): scoring_means of `value` per
   group of `keys` with n_unanswered, and a quick try's query limit. A group that answered nothing
@@ -109,14 +105,6 @@ select
 from means
 where n_unanswered < n
 {% endmacro %}
-
-
-
-
-
-
-
-
 
 
 {# The rows of scores with is_primary, rule loft and grain turn (one per turn), read from
