@@ -433,3 +433,14 @@ class Scenario:
             [qid, system],
         ).fetchall()
         return dict(rows)
+
+
+def add_mixed_turns(s: Scenario) -> None:
+    """Turns of every kind a run holds: retrieval answered right and wrong, skipped for length
+    and missing, a RAG and an ICL answer."""
+    s.case("retrieval", "nq", "q1", ["p1"], "Final Answer: ['1']", max_gold=1)
+    s.case("retrieval", "nq", "q2", ["p2"], "Final Answer: ['9']")
+    s.respond(s.query("retrieval", "nq", "q3", ["p3"]), None, status="skipped_too_long")
+    s.query("retrieval", "nq", "q4", ["p4"])
+    s.case("rag", "nq", "r1", ["Paris"], "Final Answer: ['Paris']")
+    s.case("icl", "bbh_web", "i1", ["Yes"], "Output: ['Yes']")

@@ -8,17 +8,12 @@ import logging
 import pytest
 
 from loft_warehouse.quality import run_suites
-from tests.scoring.sqlkit import Scenario, insert
+from tests.scoring.sqlkit import Scenario, add_mixed_turns, insert
 
 
 def _scenario() -> Scenario:
     s = Scenario()
-    s.case("retrieval", "nq", "q1", ["p1"], "Final Answer: ['1']", max_gold=1)
-    s.case("retrieval", "nq", "q2", ["p2"], "Final Answer: ['9']")
-    s.respond(s.query("retrieval", "nq", "q3", ["p3"]), None, status="skipped_too_long")
-    s.query("retrieval", "nq", "q4", ["p4"])
-    s.case("rag", "nq", "r1", ["Paris"], "Final Answer: ['Paris']")
-    s.case("icl", "bbh_web", "i1", ["Yes"], "Output: ['Yes']")
+    add_mixed_turns(s)
     revised = []
     for qid, question, answer in [
         ("boston", "Novels about families set in Boston and New England.", "The Scarlet Letter"),

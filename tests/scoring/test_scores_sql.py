@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.scoring.sqlkit import Scenario, connect, macros, model_sql
+from tests.scoring.sqlkit import Scenario, add_mixed_turns, connect, macros, model_sql
 
 
 @pytest.fixture(scope="module")
@@ -252,12 +252,7 @@ def test_the_primary_columns_are_the_primary_loft_turn_scores() -> None:
     scores with is_primary, rule loft and grain turn, over answered, wrong, skipped and missing
     turns, a revised gold and a conversation whose later turns keep no loft metric."""
     s = Scenario()
-    s.case("retrieval", "nq", "q1", ["p1"], "Final Answer: ['1']", max_gold=1)
-    s.case("retrieval", "nq", "q2", ["p2"], "Final Answer: ['9']")
-    s.respond(s.query("retrieval", "nq", "q3", ["p3"]), None, status="skipped_too_long")
-    s.query("retrieval", "nq", "q4", ["p4"])
-    s.case("rag", "nq", "r1", ["Paris"], "Final Answer: ['Paris']")
-    s.case("icl", "bbh_web", "i1", ["Yes"], "Output: ['Yes']")
+    add_mixed_turns(s)
     s.case("rag", "quest", "boston", ["The Scarlet Letter"], "Final Answer: ['The Scarlet Letter']")
     for turn in range(2):
         s.query("rag", "nq", "c1", ["x"], turn=turn, n_turns=2)
