@@ -227,17 +227,12 @@ def _kept_row_counts(entries: list[str]) -> dict[int, int]:
 
 
 def _partitions_predicate(partitions: pl.DataFrame) -> str:
-    """SQL true for exactly the rows of these partitions (a NULL value matches NULL)."""
-
-    def literal(value: Any) -> str:
-        if value is None:
-            return "null"
-        if isinstance(value, int | float):
-            return repr(value)
-        return "'" + str(value).replace("'", "''") + "'"
-
+    """SQL true for exactly the rows of these partitions (a NULL value matches NULL); DuckDB
+    writes the values as literals."""
     return " or ".join(
-        "(" + " and ".join(f"{name} is not distinct from {literal(value)}" for name, value in row.items()) + ")"
+        "("
+        + " and ".join(f"{name} is not distinct from {duckdb.ConstantExpression(value)}" for name, value in row.items())
+        + ")"
         for row in partitions.iter_rows(named=True)
     )
 
