@@ -58,12 +58,16 @@ def _import(env: dict[str, str], predictions: Path, queries: Path, system: str, 
     )  # fmt: skip
 
 
-def _build(env: dict[str, str], work: Path) -> float:
-    return _run(
+def _build(env: dict[str, str], work: Path, name: str) -> float:
+    """One timed build of the import's downstream models (its run_results.json kept as NAME.json
+    in the point's folder, for a per-node comparison of two points)."""
+    seconds = _run(
         [str(BIN / "dbt"), "build", "--select", "loft_128k__int_imported_queries+",
          "--target-path", str(work / "target"), "--log-path", str(work / "logs")],
         env,
     )  # fmt: skip
+    shutil.copy(work / "target" / "run_results.json", work / f"{name}.json")
+    return seconds
 
 
 def point(base: Path, stored: int, folder: Path) -> dict[str, float]:
@@ -88,11 +92,11 @@ def point(base: Path, stored: int, folder: Path) -> dict[str, float]:
         (work / f"added_{name}.jsonl").write_text("".join(lines[:ADDED]), encoding="utf-8")
     if stored:
         _import(env, work / "preds.jsonl", work / "queries.jsonl", "stored-run", "scaling")
-        _build(env, work)
+        _build(env, work, "stored")
     landing = _import(env, work / "added_preds.jsonl", work / "added_queries.jsonl", "added-run", "scaling_added")
-    build = _build(env, work)
+    build = _build(env, work, "adding")
     print(f"#   stored {stored:,}, adding: slowest nodes {SLOWEST['dbt']}", flush=True)
-    no_change = _build(env, work)
+    no_change = _build(env, work, "no_change")
     print(f"#   stored {stored:,}, no change: slowest nodes {SLOWEST['dbt']}", flush=True)
     return {"land": landing, "build": build, "no_change": no_change}
 

@@ -171,14 +171,26 @@ select * exclude (n_turns, is_final), 'recall@1' as metric, 'loft' as rule, 'rec
 from s_internal.int_predictions;
 create view s.predictions as select * exclude (run_fingerprint) from s_internal.int_predictions;
 create view s.scores as select * exclude (run_fingerprint) from s_internal.int_turn_scores;
+create table s.metrics as
+select distinct source, system, method, task, dataset, variant, split, metric, rule, metric_name, gold_version, grain,
+       0 as n_unanswered, null::bigint as query_limit
+from s.scores;
+create table s.responses (source varchar, system varchar, method varchar, task varchar, dataset varchar,
+                          variant varchar, split varchar, stage bigint, prompt_id varchar, status varchar);
+create table s.prompts (task varchar, dataset varchar, variant varchar, method varchar, split varchar, qid varchar,
+                        turn bigint, prompt_id varchar);
+create table s.queries (task varchar, dataset varchar, split varchar, qid varchar, query_rank bigint);
+create table s_internal.stg_mm_queries (dataset varchar, split varchar, qid varchar, source_row bigint);
 """
 
 
 def test_the_scores_suites_validate_only_a_changed_run(tmp_path, monkeypatch):
-    """The real results suites on a warehouse of two runs: a run whose stored rows change is the
-    only one validated again; a row stored twice under the same fingerprint fails both."""
+    """The real partitioned results suites on a warehouse of two runs: a run whose stored rows
+    change is the only one validated again; a row stored twice under the same fingerprint fails
+    both score suites (the unanswered counts, which read no such row, validate both runs again)."""
     monkeypatch.setenv("LOFT_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ["results__scores_complete.json", "results__scores_keys.json", "stored_runs_fingerprint.sql"]:
+    for name in ["results__scores_complete.json", "results__scores_keys.json",
+                 "results__unanswered_match_statuses.json", "stored_runs_fingerprint.sql"]:  # fmt: skip
         shutil.copy(quality.EXPECTATIONS_DIR / name, tmp_path / name)
     validated = spy(monkeypatch, quality, "validate_frame")
     con = duckdb.connect()
@@ -188,9 +200,13 @@ def test_the_scores_suites_validate_only_a_changed_run(tmp_path, monkeypatch):
     con.sql("update s_internal.int_predictions set run_fingerprint = 'a2' where system = 'a'")
     validated.clear()
     changed = quality.run_suites(con, "s", "results", tmp_path)
-    assert [(r.success, r.n_rows, r.n_validated) for r in first] == [(True, 4, 4), (True, 4, 4)]
-    assert [(r.success, r.n_rows, r.n_validated) for r in changed] == [(True, 4, 2), (True, 4, 2)]
+    assert [(r.success, r.n_rows, r.n_validated) for r in first] == [(True, 4, 4), (True, 4, 4), (True, 2, 2)]
+    assert [(r.success, r.n_rows, r.n_validated) for r in changed] == [(True, 4, 2), (True, 4, 2), (True, 2, 1)]
     assert {system for frame, _suite in validated for system in frame["system"]} == {"a"}
+    con.sql("update s.metrics set n_unanswered = 1 where system = 'b'")  # a metrics row no stored run digest covers
+    miscounted = quality.run_suites(con, "s", "results", tmp_path)[2]
+    assert (miscounted.success, miscounted.n_validated) == (False, 1)
+    con.sql("update s.metrics set n_unanswered = 0")
     con.sql("insert into s_internal.int_turn_scores select * from s_internal.int_turn_scores where qid = 'q1'")
     duplicated = quality.run_suites(con, "s", "results", tmp_path)
-    assert [(r.success, r.n_validated) for r in duplicated] == [(False, 4), (False, 6)]
+    assert [(r.success, r.n_validated) for r in duplicated] == [(False, 4), (False, 6), (True, 2)]

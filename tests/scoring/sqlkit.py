@@ -157,6 +157,11 @@ def connect(database: str = ":memory:") -> duckdb.DuckDBPyConnection:
     # A build keeps staging tables in the size's internal schema, where quality suites read them.
     con.execute("create schema main_internal")
     con.execute("create view main_internal.stg_mm_queries as select * from main.stg_mm_queries")
+    # The prompt variants a test places no gold with (int_run_fingerprints digests them).
+    con.execute(
+        "create table prompt_variants (task varchar, dataset varchar, variant varchar, experiment varchar, "
+        "position double, position_unit varchar)"
+    )
     return con
 
 
@@ -211,7 +216,8 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k") -> 
             model_sql("int_turn_scores", size=size, stg_gold_adjudications="adjudications"),
         ),
         ("scores", model_sql("scores")),
-        ("metrics", model_sql("metrics", seed=seed)),
+        ("int_metrics", model_sql("int_metrics", seed=seed)),
+        ("metrics", model_sql("metrics")),
         ("leaderboard", model_sql("leaderboard", paper_table2="paper")),
     ]
     seconds = {}
@@ -261,6 +267,7 @@ def scores_table(con: duckdb.DuckDBPyConnection, rows: Iterable[dict[str, Any]])
     view beside it holds its primary rows as the marts that read only those expect them."""
     con.execute(f"create table scores ({', '.join(f'{k} {v}' for k, v in SCORE_COLUMNS.items())})")
     primary_turns_view(con)
+    run_fingerprints_view(con)
     defaults = {
         "size": "128k",
         "source": "inference",
@@ -294,6 +301,24 @@ def primary_turns_view(con: duckdb.DuckDBPyConnection) -> None:
         "null as metric_values, metric_name as primary_metric_name, rule as primary_rule, value as primary_value "
         "from scores where is_primary"
     )
+
+
+def run_fingerprints_view(con: duckdb.DuckDBPyConnection) -> None:
+    """int_run_fingerprints as the incremental aggregates read it, over a `scores` table: every
+    run (and run group) the scores hold, each with a fingerprint of its own."""
+    con.execute(
+        "create or replace view int_run_fingerprints as select distinct source, system, method, task, dataset, "
+        "variant, split, md5(concat_ws('/', source, system, method, task, dataset, variant, split)) "
+        "as aggregates_fingerprint, md5(concat_ws('/', source, system, method, task, dataset, split)) "
+        "as curves_fingerprint from scores"
+    )
+
+
+def metrics_table(con: duckdb.DuckDBPyConnection, seed: int) -> None:
+    """The metrics mart over a `scores` table (scores_table), as a build makes it: int_metrics,
+    then metrics from it."""
+    con.execute(f"create table int_metrics as {model_sql('int_metrics', seed=seed)}")
+    con.execute(f"create table metrics as {model_sql('metrics')}")
 
 
 def right_answers(indices: Iterable[int], n: int) -> list[float]:

@@ -34,7 +34,8 @@ def _version() -> str:
 @pytest.mark.parametrize(
     "changed",
     ["macros/scoring_exec_acc.sql", "models/loft_128k/intermediate/loft_128k__int_turn_scores.sql",
-     "python/loft_warehouse/sql/exec_accuracy.py", "python/loft_warehouse/answers/parse.py"],
+     "models/loft_128k/marts/loft_128k__scores.sql", "python/loft_warehouse/sql/exec_accuracy.py",
+     "python/loft_warehouse/answers/parse.py"],
 )  # fmt: skip
 def test_a_change_to_scoring_code_changes_the_version(project: Path, changed: str) -> None:
     before = _version()

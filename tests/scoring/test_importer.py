@@ -19,6 +19,7 @@ from loft_warehouse.scoring.importer import (
     IMPORTED_SCHEMA,
     dataset_name,
     imported_frame,
+    imported_relation,
     land,
     land_with_answer_file,
 )
@@ -200,6 +201,52 @@ def test_imported_frame_adds_unanswered_queries(tmp_path: Path) -> None:
     assert frame.schema == pl.Schema(IMPORTED_SCHEMA)
     nothing = imported_frame(tmp_path / "nothing", "128k", QUERIES)
     assert (nothing.height, nothing.schema) == (0, pl.Schema(IMPORTED_SCHEMA))
+
+
+def test_an_incremental_read_takes_only_new_or_changed_files(tmp_path: Path, capsys) -> None:
+    """int_imported_predictions on an incremental build: the files whose fingerprint the stored
+    table lacks are read, the rows of a replaced or removed file are deleted, and a file whose
+    queries changed is read again; the table then holds what a full read gives."""
+    con = duckdb.connect()
+    queries = QUERIES
+
+    def build(stored: bool) -> None:
+        con.register("queries_frame", queries.to_arrow())
+        relation = imported_relation(con, tmp_path / "imports", "128k", con.table("queries_frame"),
+                                     "stored" if stored else None)  # fmt: skip
+        if stored:
+            con.execute("insert into stored by name select * from relation")
+        else:
+            con.execute("create or replace table stored as select * from relation")
+
+    def reads() -> str:
+        return capsys.readouterr().out.strip()
+
+    def full() -> list[tuple]:
+        return imported_frame(tmp_path / "imports", "128k", queries).sort(pl.all()).rows()
+
+    def held() -> list[tuple]:
+        return con.sql("select * from stored").pl().sort(pl.all()).rows()
+
+    first, _ = _land(tmp_path, [line("t1", [["doc1"]])])
+    build(stored=False)
+    _land(tmp_path, [line("t2", [["doc2"]])], system="other")
+    build(stored=True)
+    assert reads() == "int_imported_predictions: 1 of 2 landed file(s) to read, the rest kept"
+    assert held() == full() and len(held()) == 6
+    _land(tmp_path, [line("t3", [["doc3"]])])  # gemini-upstream's file replaced
+    build(stored=True)
+    assert reads() == "int_imported_predictions: 1 of 2 landed file(s) to read, the rest kept"
+    assert held() == full()
+    assert con.sql("select qid from stored where system = 'gemini-upstream' and status = 'ok'").fetchall() == [("t3",)]
+    first.unlink()
+    build(stored=True)
+    assert reads() == "int_imported_predictions: 0 of 1 landed file(s) to read, the rest kept"
+    assert held() == full() and {row[0] for row in held()} == {"other"}
+    queries = QUERIES.filter(pl.col("qid") != "t3")  # the built dataset lost a query the file does not answer
+    build(stored=True)
+    assert reads() == "int_imported_predictions: 1 of 1 landed file(s) to read, the rest kept"
+    assert held() == full() and len(held()) == 2
 
 
 def test_each_landed_file_gets_its_own_missing_rows(tmp_path: Path) -> None:

@@ -17,15 +17,25 @@ from loft_warehouse.readers import read_jsonl
 from tests.conftest import query, run_dbt
 
 pytestmark = pytest.mark.slow
-SELECTION = ["loft_128k__int_imported_queries+,+loft_128k__metrics"]
-COMPARED = ["loft_128k_internal.int_predictions", "loft_128k_internal.int_turn_scores", "loft_128k.scores",
-            "loft_128k.metrics"]  # fmt: skip
-COMPUTED = re.compile(r"(int_predictions|int_turn_scores): (\d+) of (\d+) run\(s\) to compute")
+SELECTION = [
+    "loft_128k__int_imported_queries+,+loft_128k__metrics",
+    "loft_128k__int_imported_queries+,+loft_128k__position_curves",
+]
+COMPARED = ["loft_128k_internal.int_imported_predictions", "loft_128k_internal.int_predictions",
+            "loft_128k_internal.int_turn_scores", "loft_128k.scores", "loft_128k_internal.int_metrics",
+            "loft_128k.metrics", "loft_128k_internal.int_position_curves", "loft_128k.position_curves"]  # fmt: skip
+INCREMENTAL = ("int_predictions", "int_turn_scores", "int_metrics", "int_position_curves")
+COMPUTED = re.compile(rf"({'|'.join(INCREMENTAL)}): (\d+) of (\d+) run\(s\) to compute")
+READ = re.compile(r"int_imported_predictions: (\d+) of (\d+) landed file\(s\) to read")
 
 
 def _computed(stdout: str) -> dict[str, tuple[int, int]]:
-    """What each incremental model said it computes: {model: (runs computed, runs in all)}."""
-    return {name: (int(done), int(total)) for name, done, total in COMPUTED.findall(stdout)}
+    """What each incremental model said it computes: {model: (runs computed, runs in all)}, and
+    int_imported_predictions (landed files read, files in all)."""
+    computed = {name: (int(done), int(total)) for name, done, total in COMPUTED.findall(stdout)}
+    for done, total in READ.findall(stdout):
+        computed["int_imported_predictions"] = (int(done), int(total))
+    return computed
 
 
 def _import(database: Path, env: dict[str, str], work: Path, system: str, right: int) -> None:
@@ -75,7 +85,7 @@ def history(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> tupl
         "LOFT_IMPORTS_DIR": str(work / "imports"),
         "LOFT_RESPONSE_STORE": str(work / "store.sqlite"),
     }
-    built = run_dbt(["run", "--select", "+loft_128k__metrics"], database, env)
+    built = run_dbt(["run", "--select", "+loft_128k__metrics", "+loft_128k__position_curves"], database, env)
     assert built.returncode == 0, built.stdout[-5000:]
     steps = []
     _import(database, env, work, "system-a", right=60)
@@ -97,14 +107,18 @@ def history(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> tupl
 def test_each_build_computes_only_the_runs_that_changed(history: tuple[Path, list[dict]]) -> None:
     _, steps = history
     # (computed, runs in all) per build: bm25's dev and test runs are kept throughout.
-    assert [step["computed"].get("int_turn_scores") for step in steps[:5]] == [
-        (1, 3),  # system-a imported
-        (1, 4),  # system-b imported: a and bm25 kept
-        (1, 4),  # system-a's file replaced: only a
-        (0, 3),  # system-b's file removed: its rows dropped, nothing to compute
-        (0, 3),  # nothing changed
-    ]
-    assert [step["computed"].get("int_predictions") for step in steps[:5]] == [(1, 3), (1, 4), (1, 4), (0, 3), (0, 3)]
+    # Each run is a position-curve group of its own (ArguAna has one variant).
+    for model in INCREMENTAL:
+        assert [step["computed"].get(model) for step in steps[:5]] == [
+            (1, 3),  # system-a imported
+            (1, 4),  # system-b imported: a and bm25 kept
+            (1, 4),  # system-a's file replaced: only a
+            (0, 3),  # system-b's file removed: its rows dropped, nothing to compute
+            (0, 3),  # nothing changed
+        ], model
+    # Landed files read: a's, then b's, then a's again; nothing when b's is removed or nothing changed.
+    read = [step["computed"].get("int_imported_predictions") for step in steps[:5]]
+    assert read == [(1, 1), (1, 2), (1, 2), (0, 1), (0, 1)]
     assert steps[5]["computed"] == {}  # a full refresh computes everything, so it reports nothing
 
 

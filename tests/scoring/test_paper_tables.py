@@ -16,7 +16,7 @@ import pytest
 
 from loft_warehouse.scoring.duckdb_functions import register
 from loft_warehouse.settings import PROJECT_ROOT
-from tests.scoring.sqlkit import model_sql, right_answers, scores_table
+from tests.scoring.sqlkit import metrics_table, model_sql, right_answers, scores_table
 
 SEED = 7
 NOT_IN_BUILD = "is not in this build (not in the data dir at this size, or not selected by datasets)"
@@ -68,7 +68,7 @@ def ablations() -> duckdb.DuckDBPyConnection:
                     }  # fmt: skip
                 )
     scores_table(con, rows)
-    con.execute(f"create table metrics as {model_sql('metrics', seed=SEED)}")
+    metrics_table(con, SEED)
     con.execute(f"create table comparisons as {model_sql('paired_comparisons', seed=SEED)}")
     con.execute(f"create table paper as select * from read_csv('{TABLE4}', header = true, auto_detect = true)")
     con.execute(
@@ -142,7 +142,7 @@ def test_unfilled_cells_say_why(ablations: duckdb.DuckDBPyConnection) -> None:
 def test_without_any_run_the_paper_cells_stand_alone() -> None:
     con = register(duckdb.connect())
     scores_table(con, [])
-    con.execute(f"create table metrics as {model_sql('metrics', seed=SEED)}")
+    metrics_table(con, SEED)
     con.execute(f"create table comparisons as {model_sql('paired_comparisons', seed=SEED)}")
     con.execute(f"create table paper as select * from read_csv('{TABLE4}', header = true, auto_detect = true)")
     con.execute("create table datasets (task varchar, dataset varchar)")
@@ -388,7 +388,7 @@ def examples() -> duckdb.DuckDBPyConnection:
     rows.append({"system": "silent", "task": "retrieval", "dataset": "nq", "variant": "few_shot_0", "qid": "q0",
                  "metric": "recall@1", "value": 0.0, "status": "error", "is_answered": False})  # fmt: skip
     scores_table(con, rows)
-    con.execute(f"create table metrics as {model_sql('metrics', seed=SEED)}")
+    metrics_table(con, SEED)
     con.execute("create table corpus (task varchar, dataset varchar, min_context varchar)")
     for context, n in EXAMPLES.items():
         con.executemany("insert into corpus values ('icl', 'bbh_date', ?)", [[context]] * n)
@@ -444,7 +444,7 @@ def quest() -> duckdb.DuckDBPyConnection:
                   "is_primary": False}  # fmt: skip
         rows.append({**common, "metric": "set_accuracy", "value": 1.0 if q < SIMPLE28_CIC[1] else 0.0})
     scores_table(con, rows)
-    con.execute(f"create table metrics as {model_sql('metrics', seed=SEED)}")
+    metrics_table(con, SEED)
     con.execute(f"create table paper as select * from read_csv('{QUEST_LOFT}', header = true, auto_detect = true)")
     con.execute("create table datasets as select 'rag' as task, 'quest' as dataset")
     sql = model_sql("quest_loft_methods", paper_quest_loft="paper", stg_datasets="datasets")

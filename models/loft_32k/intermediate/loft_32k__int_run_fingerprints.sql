@@ -3,9 +3,12 @@
   One row per run (source, system, method, task, dataset, variant, split) with digests of what
   its stored rows depend on: predictions_fingerprint (the run's owed rows, its dataset's shown
   IDs and corpus titles, the scoring code), scores_fingerprint (that, and its dataset's gold,
-  adjudications, settings, gold positions and arms, and the run's query limit). The incremental
-  models int_predictions and int_turn_scores compute a run again only when its digest is not
-  among the ones they hold, and drop rows whose digest is no longer here.
+  adjudications, settings, gold positions and arms, and the run's query limit),
+  aggregates_fingerprint (that, and the build's seed and its dataset's prompt variants: what
+  the run's means depend on), and curves_fingerprint (the aggregates_fingerprint of every variant
+  of the run's system, method, dataset and split: a position curve pools them). The incremental models (int_predictions,
+  int_turn_scores, int_metrics, int_position_curves) compute a run again only when its digest is
+  not among the ones they hold, and drop rows whose digest is no longer here.
 #}
 with
 
@@ -62,6 +65,12 @@ arms as (
     group by all
 ),
 
+variants as (
+    select task, dataset, loft_rows_digest(r) as digest
+    from {{ ref('loft_32k__prompt_variants') }} as r
+    group by all
+),
+
 run_limits as (
     select source, system, method, task, dataset, variant, split, query_limit
     from ({{ scoring_run_limits(view_ref('loft_32k__responses')) }})
@@ -77,7 +86,7 @@ predictions_inputs as (
     left join titles using (task, dataset)
 ),
 
-final as (
+scores_inputs as (
     select
         inputs.source,
         inputs.system,
@@ -96,6 +105,29 @@ final as (
     left join positions using (task, dataset)
     left join arms using (task, dataset)
     left join run_limits using (source, system, method, task, dataset, variant, split)
+),
+
+run_aggregates as (
+    select
+        scores_inputs.*,
+        md5(to_json([scores_inputs.scores_fingerprint, '{{ var('seed', 20240612) }}', variants.digest])::varchar)
+            as aggregates_fingerprint
+    from scores_inputs
+    left join variants using (task, dataset)
+),
+
+curves as (
+    select
+        source, system, method, task, dataset, split,
+        md5(string_agg(variant || ' ' || aggregates_fingerprint, ';' order by variant)) as curves_fingerprint
+    from run_aggregates
+    group by all
+),
+
+final as (
+    select run_aggregates.*, curves.curves_fingerprint
+    from run_aggregates
+    inner join curves using (source, system, method, task, dataset, split)
 )
 
 select * from final

@@ -35,7 +35,7 @@ final as (
     union all by name
     select * from multimodal
     union all by name
-    select * from {{ view_ref('loft_32k__int_imported_queries') }}
+    select * exclude (landed_fingerprint) from {{ view_ref('loft_32k__int_imported_queries') }}
 )
 
 select * from final

@@ -113,15 +113,17 @@ def gold_adjudications(loft: Loft | None, seed: Relation) -> pl.DataFrame:
 
 
 def imported_predictions(
-    session: duckdb.DuckDBPyConnection, size: str, queries: duckdb.DuckDBPyRelation
+    session: duckdb.DuckDBPyConnection, size: str, queries: duckdb.DuckDBPyRelation, stored: str | None
 ) -> duckdb.DuckDBPyRelation:
-    """int_imported_predictions: the prediction files landed for this size, checked against its queries."""
-    return importer.imported_relation(session, importer.imports_dir(), size, queries)
+    """int_imported_predictions: the prediction files landed for this size, checked against its
+    queries; `stored` is the model's table on an incremental build (only new files are read)."""
+    return importer.imported_relation(session, importer.imports_dir(), size, queries, stored)
 
 
-def imported_queries(session: duckdb.DuckDBPyConnection, size: str) -> duckdb.DuckDBPyRelation:
-    """int_imported_queries: the answer files landed with `loft import-predictions --queries`."""
-    return importer.imported_queries_relation(session, importer.imports_dir(), size)
+def imported_queries(session: duckdb.DuckDBPyConnection, size: str, stored: str | None) -> duckdb.DuckDBPyRelation:
+    """int_imported_queries: the answer files landed with `loft import-predictions --queries`;
+    `stored` as for imported_predictions."""
+    return importer.imported_queries_relation(session, importer.imports_dir(), size, stored)
 
 
 def quality_results(session: duckdb.DuckDBPyConnection, schema: str, group: str) -> pd.DataFrame:

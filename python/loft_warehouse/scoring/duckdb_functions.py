@@ -211,11 +211,14 @@ FUNCTIONS: dict[str, Function] = {
 }
 
 
-# What a stored score depends on besides its rows: the macros and models that compute it and
-# the Python it calls. The incremental scoring models key their rows by this as well.
+# What a stored score depends on besides its rows: the macros and models that compute it (the
+# intermediate ones, and the predictions and scores views they read) and the Python it calls.
+# The incremental scoring models key their rows by this as well.
 SCORING_CODE = [
     "macros/*.sql",
     "models/*/intermediate/*.sql",
+    "models/*/marts/*__predictions.sql",
+    "models/*/marts/*__scores.sql",
     "python/loft_warehouse/answers/*.py",
     "python/loft_warehouse/methods/*.py",
     "python/loft_warehouse/scoring/*.py",

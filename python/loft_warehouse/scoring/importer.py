@@ -18,12 +18,15 @@ LOFT's own scripts scores without a corpus or a built dataset. `--task` takes LO
 int_imported_predictions of that size read every landed file; a query a file does not answer
 gets a 'missing' row, so it scores 0 and counts as unanswered instead of vanishing. The import
 then flows through predictions, scores, metrics and leaderboard like any run (source = 'import').
+Both models are incremental by landed file: a build reads only the files whose fingerprint
+(landed_fingerprints) its table does not hold, and drops the rows of files replaced or removed.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -36,6 +39,7 @@ import polars as pl
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
 from loft_warehouse.scoring.bulk_files import PREDICTION_SCHEMA, sql_string
+from loft_warehouse.scoring.duckdb_functions import register_sql_macros
 from loft_warehouse.scoring.upstream_files import (
     SCORED_QUERY_SCHEMA,
     TASK_TYPES,
@@ -59,6 +63,11 @@ IMPORTED_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "n_turns": pl.Int64,
     "status": pl.String,
     **{k: v for k, v in LANDED_SCHEMA.items() if k not in PROMPT_KEY_SCHEMA and k not in ("system", "n_turns")},
+    "landed_fingerprint": pl.String,
+}
+IMPORTED_QUERY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    **SCORED_QUERY_SCHEMA,
+    "landed_fingerprint": pl.String,
 }
 
 
@@ -245,13 +254,86 @@ def _empty(con: duckdb.DuckDBPyConnection, schema: dict[str, Any]) -> duckdb.Duc
     return con.from_arrow(pl.DataFrame(schema=schema).to_arrow())
 
 
-def imported_queries_relation(con: duckdb.DuckDBPyConnection, directory: Path, size: str) -> duckdb.DuckDBPyRelation:
+def file_fingerprint(path: Path) -> str:
+    """What a landed file holds, told by the file system: a landing replaces a file in one rename
+    (write_landed), so its replacement has another inode and modification time."""
+    stat = path.stat()
+    return hashlib.md5(f"{path.name}\0{stat.st_ino}\0{stat.st_mtime_ns}\0{stat.st_size}".encode()).hexdigest()
+
+
+def _fingerprint_column(fingerprints: dict[Path, str]) -> str:
+    """A relation of (landed_file, landed_fingerprint), joined to read_parquet's filename column."""
+    files = _sql_list(list(fingerprints))
+    values = "[" + ", ".join(f"'{value}'" for value in fingerprints.values()) + "]"
+    return f"(select unnest({files}) as landed_file, unnest({values}) as landed_fingerprint)"
+
+
+def _files_to_read(
+    con: duckdb.DuckDBPyConnection, fingerprints: dict[Path, str], stored: str | None, model: str
+) -> list[Path]:
+    """The landed files an (incremental) build reads: every one, or, when `stored` names the table
+    an earlier build wrote, those whose fingerprint it does not hold; its rows of files no longer
+    landed as they were are deleted first (all its rows, when it predates the column). An
+    incremental build says how many in one line: "int_imported_predictions: 1 of 3 landed
+    file(s) to read, the rest kept"."""
+    if stored is None:
+        return list(fingerprints)
+    columns = {row[0] for row in con.execute(f"select column_name from (describe {stored})").fetchall()}
+    if "landed_fingerprint" in columns:
+        con.execute(
+            f"delete from {stored} "
+            "where landed_fingerprint is null or not list_contains(?::varchar[], landed_fingerprint)",
+            [list(fingerprints.values())],
+        )
+        held = {row[0] for row in con.execute(f"select distinct landed_fingerprint from {stored}").fetchall()}
+    else:
+        con.execute(f"delete from {stored}")
+        held = set()
+    to_read = [path for path, fingerprint in fingerprints.items() if fingerprint not in held]
+    print(f"{model}: {len(to_read)} of {len(fingerprints)} landed file(s) to read, the rest kept", flush=True)
+    return to_read
+
+
+def imported_queries_relation(
+    con: duckdb.DuckDBPyConnection, directory: Path, size: str, stored: str | None = None
+) -> duckdb.DuckDBPyRelation:
     """Every answer file landed for one size (int_imported_queries), read by DuckDB from the
-    parquet files, so a dbt model stores it without a copy in Python."""
-    files = _landed_files(directory / size / "queries")
+    parquet files, so a dbt model stores it without a copy in Python; each row keeps its file's
+    fingerprint. With `stored` (an incremental build), only the files that table does not hold."""
+    fingerprints = {path: file_fingerprint(path) for path in _landed_files(directory / size / "queries")}
+    files = _files_to_read(con, fingerprints, stored, "int_imported_queries")
     if not files:
-        return _empty(con, SCORED_QUERY_SCHEMA)
-    return con.sql(f"select * from read_parquet({_sql_list(files)})")
+        return _empty(con, IMPORTED_QUERY_SCHEMA)
+    return con.sql(
+        f"select * exclude (landed_file) from read_parquet({_sql_list(files)}, filename = 'landed_file') "
+        f"inner join {_fingerprint_column({path: fingerprints[path] for path in files})} using (landed_file)"
+    )
+
+
+def landed_fingerprints(
+    con: duckdb.DuckDBPyConnection, directory: Path, size: str, files: list[Path]
+) -> dict[Path, str]:
+    """Each landed prediction file's fingerprint: the file's, and that of the queries it is read
+    against (an answer file's, as landed; a built dataset's, a digest of its rows in the view
+    scored_queries_for_import), so a file is read again when either changes."""
+    register_sql_macros(con)
+    fingerprints = {}
+    for path in files:
+        keys = con.execute(f"select distinct task, dataset, split from read_parquet({sql_string(path)})").fetchall()
+        parts = [file_fingerprint(path)]
+        for task, dataset, split in sorted(keys):
+            answers = landed_queries_path(size, task, dataset, split, directory)
+            if answers.is_file():
+                parts.append(file_fingerprint(answers))
+            else:
+                digest = con.execute(
+                    "select loft_rows_digest(q) from scored_queries_for_import as q "
+                    "where task = ? and dataset = ? and split = ?",
+                    [task, dataset, split],
+                ).fetchone()
+                parts.append(str(digest))
+        fingerprints[path] = hashlib.md5("\0".join(parts).encode()).hexdigest()
+    return fingerprints
 
 
 # The landed rows checked against the scored queries (view scored_queries_for_import), and
@@ -273,7 +355,8 @@ answered as (
     select
         landed.system, landed.task, landed.dataset, queries.corpus_id, landed.variant, landed.split, landed.qid,
         landed.turn, landed.n_turns, 'ok' as status, landed.raw_text, landed.given_answers,
-        landed.given_answers_json, landed.gold_loft, landed.id_space, landed.import_file, landed.import_line
+        landed.given_answers_json, landed.gold_loft, landed.id_space, landed.import_file, landed.import_line,
+        landed.landed_file
     from landed
     inner join scored_queries_for_import as queries using (task, dataset, split, qid, turn)
 ),
@@ -283,7 +366,7 @@ missing as (
         landings.system, queries.task, queries.dataset, queries.corpus_id, landings.variant, queries.split,
         queries.qid, queries.turn, queries.n_turns, 'missing' as status, null::varchar as raw_text,
         null::varchar[] as given_answers, null::varchar as given_answers_json, null::varchar as gold_loft,
-        'pid' as id_space, landings.import_file, null::bigint as import_line
+        'pid' as id_space, landings.import_file, null::bigint as import_line, landings.landed_file
     from landings
     inner join scored_queries_for_import as queries using (task, dataset, split)
     anti join landed on landed.landed_file = landings.landed_file and landed.qid = queries.qid
@@ -295,8 +378,9 @@ final as (
         task || '/' || dataset || '/' || corpus_id || '/' || variant || '/' || qid || '/' || turn as prompt_id,
         task, dataset, corpus_id, variant, 'cic' as method, 1::bigint as stage, split, qid, turn,
         0::bigint as call_index, n_turns, status, raw_text, given_answers, given_answers_json, gold_loft,
-        id_space, import_file, import_line
+        id_space, import_file, import_line, landed_fingerprint
     from (select * from answered union all select * from missing)
+    inner join {fingerprints} using (landed_file)
 )
 
 select * from final
@@ -304,19 +388,26 @@ select * from final
 
 
 def imported_relation(
-    con: duckdb.DuckDBPyConnection, directory: Path, size: str, queries: duckdb.DuckDBPyRelation
+    con: duckdb.DuckDBPyConnection,
+    directory: Path,
+    size: str,
+    queries: duckdb.DuckDBPyRelation,
+    stored: str | None = None,
 ) -> duckdb.DuckDBPyRelation:
     """Every landed import of one size, checked against its queries, unanswered queries added
     (IMPORTED_SCHEMA), read by DuckDB from the parquet files: a million imported rows reach the
-    table without passing through Python.
+    table without passing through Python. With `stored` (an incremental build: the table an
+    earlier build wrote), only the files whose fingerprint it does not hold, its rows of replaced
+    or removed files deleted.
 
     `queries` needs task, dataset, corpus_id, split, qid, turn, n_turns (int_scored_queries).
     A landed qid (turn) that is not one of them raises BadInputError naming the prediction file
     and line (the first such row, in file order)."""
-    files = _landed_files(directory / size)
+    con.register("scored_queries_for_import", queries)
+    fingerprints = landed_fingerprints(con, directory, size, _landed_files(directory / size))
+    files = _files_to_read(con, fingerprints, stored, "int_imported_predictions")
     if not files:
         return _empty(con, IMPORTED_SCHEMA)
-    con.register("scored_queries_for_import", queries)
     unknown = con.execute(
         f"""
         select landed.import_file, landed.import_line, landed.qid, landed.turn, landed.task, landed.dataset,
@@ -331,7 +422,8 @@ def imported_relation(
         file, line, qid, turn, task, dataset, split, landed_file = unknown
         problem = f"qid {qid!r} (turn {turn}) is not a {split} query of {task}/{dataset} at {size}"
         raise BadInputError(file, line, f"{problem} (landed in {landed_file})")
-    return con.sql(_IMPORTED_SQL.format(landed=_landed_rows(files)))
+    reading = _fingerprint_column({path: fingerprints[path] for path in files})
+    return con.sql(_IMPORTED_SQL.format(landed=_landed_rows(files), fingerprints=reading))
 
 
 def imported_frame(directory: Path, size: str, queries: pl.DataFrame) -> pl.DataFrame:
