@@ -37,3 +37,17 @@
     delete from {{ this }}
     where run_fingerprint is null or run_fingerprint not in (select {{ column }} from {{ fingerprints }})
 {%- endmacro %}
+
+
+{# The post-hook of an incremental Python model: dbt-duckdb leaves the table an incremental run of
+   a Python model appends from (<model>__dbt_tmp<timestamp>) in the warehouse; drop it. #}
+{% macro incremental_drop_python_staging() -%}
+    {%- set found = run_query("select schema_name, table_name from duckdb_tables() where database_name = '"
+                              ~ this.database ~ "' and not temporary and starts_with(table_name, '"
+                              ~ this.identifier ~ "__dbt_tmp')") if execute else none -%}
+    {%- if found and found.rows | length > 0 -%}
+        {%- for row in found.rows %}drop table "{{ row[0] }}"."{{ row[1] }}";{% endfor -%}
+    {%- else -%}
+        select 1
+    {%- endif -%}
+{%- endmacro %}

@@ -107,6 +107,57 @@ where n_unanswered < n
 {% endmacro %}
 
 
+{# The rows of the scores view: int_turn_scores (or some of its rows) with the metric lists
+   unnested, one row per metric. #}
+{% macro scoring_unnested_scores(turn_scores) -%}
+    select
+        size,
+        source,
+        system,
+        method,
+        stage,
+        task,
+        dataset,
+        corpus_id,
+        variant,
+        split,
+        qid,
+        turn,
+        n_turns,
+        grain,
+        gold_version,
+        score.metric::varchar as metric,
+        score.rule::varchar as rule,
+        score.metric::varchar || '_' || score.rule::varchar as metric_name,
+        score.value,
+        status,
+        is_answered,
+        score.is_empty_answer,
+        score.is_primary,
+        gold_positions,
+        gold_depth,
+        gold_token_offset,
+        n_documents,
+        arm_id,
+        query_limit
+    from {{ turn_scores }} as turn_scores, unnest(turn_scores.metric_values) as scored(score)
+{%- endmacro %}
+
+
+{# The rows of scores with is_primary (one per turn: grain turn), read from int_turn_scores'
+   primary columns rather than by unnesting every metric of every turn. #}
+{% macro scoring_primary_turns(turn_scores) -%}
+    select
+        * exclude (metric_values, primary_metric_name, primary_rule, primary_value),
+        left(primary_metric_name, length(primary_metric_name) - length(primary_rule) - 1) as metric,
+        primary_rule as rule,
+        primary_metric_name as metric_name,
+        primary_value as value
+    from {{ turn_scores }}
+    where primary_metric_name is not null
+{%- endmacro %}
+
+
 {# The rows of scores with is_primary, rule loft and grain turn (one per turn), read from
    int_turn_scores' primary columns rather than by unnesting every metric of every turn. #}
 {% macro scoring_primary_loft_turns(turn_scores) -%}

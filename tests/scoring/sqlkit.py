@@ -205,7 +205,12 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k") -> 
                 int_stage2_answers="(select * from stage_answers where false)",
             ),
         ),
-        ("int_run_fingerprints", model_sql("int_run_fingerprints", stg_gold_adjudications="adjudications")),
+        (
+            "int_run_fingerprints",
+            model_sql(
+                "int_run_fingerprints", stg_gold_adjudications="adjudications", int_imported_predictions="imports"
+            ),
+        ),
         (
             "int_predictions",
             model_sql("int_predictions"),
@@ -264,9 +269,9 @@ SCORE_COLUMNS = {
 def scores_table(con: duckdb.DuckDBPyConnection, rows: Iterable[dict[str, Any]]) -> None:
     """A `scores` table (the view's columns the aggregate marts read) from rows given as dicts;
     unnamed columns take a scored, answered, primary test turn of cic at 128k. An int_turn_scores
-    view beside it holds its primary rows as the marts that read only those expect them."""
+    view beside it holds them by turn, and an int_run_fingerprints view its runs."""
     con.execute(f"create table scores ({', '.join(f'{k} {v}' for k, v in SCORE_COLUMNS.items())})")
-    primary_turns_view(con)
+    turn_scores_view(con)
     run_fingerprints_view(con)
     defaults = {
         "size": "128k",
@@ -300,6 +305,20 @@ def primary_turns_view(con: duckdb.DuckDBPyConnection) -> None:
         "create or replace view int_turn_scores as select * exclude (metric_name, rule, value, is_primary), "
         "null as metric_values, metric_name as primary_metric_name, rule as primary_rule, value as primary_value "
         "from scores where is_primary"
+    )
+
+
+def turn_scores_view(con: duckdb.DuckDBPyConnection) -> None:
+    """int_turn_scores over a `scores` table of SCORE_COLUMNS, as every mart that reads it expects:
+    one row per turn with its metrics as a list and its primary metric as columns."""
+    con.execute(
+        "create or replace view int_turn_scores as select size, source, system, method, null::bigint as stage, task, "
+        "dataset, null::varchar as corpus_id, variant, split, qid, turn, null::bigint as n_turns, grain, gold_version, "
+        "status, is_answered, gold_positions, gold_depth, gold_token_offset, null::bigint as n_documents, arm_id, "
+        "query_limit, list({'metric': metric, 'rule': rule, 'value': value, 'is_empty_answer': is_empty_answer, "
+        "'is_primary': is_primary}) as metric_values, any_value(metric_name) filter (where is_primary) "
+        "as primary_metric_name, any_value(rule) filter (where is_primary) as primary_rule, any_value(value) "
+        "filter (where is_primary) as primary_value from scores group by all"
     )
 
 

@@ -85,7 +85,9 @@ def history(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> tupl
         "LOFT_IMPORTS_DIR": str(work / "imports"),
         "LOFT_RESPONSE_STORE": str(work / "store.sqlite"),
     }
-    built = run_dbt(["run", "--select", "+loft_128k__metrics", "+loft_128k__position_curves"], database, env)
+    built = run_dbt(
+        ["run", "--select", "+loft_128k__metrics", "+loft_128k__position_curves", "+loft_128k__scores"], database, env
+    )
     assert built.returncode == 0, built.stdout[-5000:]
     steps = []
     _import(database, env, work, "system-a", right=60)
@@ -149,3 +151,10 @@ def test_the_incremental_history_equals_a_full_refresh(history: tuple[Path, list
     )
     n_rows, only_incremental, only_refreshed = rows[0]
     assert n_rows > 0 and (only_incremental, only_refreshed) == (0, 0)
+
+
+def test_no_build_leaves_a_staging_table_behind(history: tuple[Path, list[dict]]) -> None:
+    """dbt-duckdb's incremental Python models append from a <model>__dbt_tmp table it keeps; the
+    models' post-hook drops it (incremental_drop_python_staging)."""
+    database, _ = history
+    assert query(database, "select table_name from duckdb_tables() where table_name like '%__dbt_tmp%'") == []

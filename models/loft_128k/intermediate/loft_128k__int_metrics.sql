@@ -25,9 +25,12 @@ with
 
 runs as ({{ incremental_runs_to_compute(ref('loft_128k__int_run_fingerprints'), 'aggregates_fingerprint') }}),
 
-run_scores as (
-    select * from {{ ref('loft_128k__scores') }} semi join runs using (source, system, method, task, dataset, variant, split)
+run_turn_scores as (
+    select * from {{ ref('loft_128k__int_turn_scores') }}
+    semi join runs using (source, system, method, task, dataset, variant, split)
 ),
+
+run_scores as ({{ scoring_unnested_scores('run_turn_scores') }}),
 
 means as (
     {{ scoring_means('run_scores', keys, [

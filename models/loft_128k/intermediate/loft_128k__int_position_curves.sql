@@ -32,11 +32,12 @@ run_groups as (
     {{ incremental_runs_to_compute(ref('loft_128k__int_run_fingerprints'), 'curves_fingerprint', group_keys) }}
 ),
 
-primary_scores as (
-    select * from {{ ref('loft_128k__scores') }}
+run_turn_scores as (
+    select * from {{ ref('loft_128k__int_turn_scores') }}
     semi join run_groups using ({{ group_keys | join(', ') }})
-    where is_primary
 ),
+
+primary_scores as ({{ scoring_primary_turns('run_turn_scores') }}),
 
 designed as (
     select primary_scores.*, variants.experiment, variants.position, variants.position_unit

@@ -11,9 +11,18 @@
 #}
 with
 
+{#- An import's rows are those of its landed files: their fingerprints and the row count stand for
+    the rows (int_imported_predictions reads a file again whenever its fingerprint changes). #}
 run_rows as (
     select source, system, method, task, dataset, variant, split, loft_rows_digest(r) as digest
     from {{ view_ref('loft_128k__int_prediction_rows') }} as r
+    where source <> 'import'
+    group by all
+    union all
+    select
+        'import' as source, system, method, task, dataset, variant, split,
+        count(*)::varchar || ':' || string_agg(distinct landed_fingerprint, ',' order by landed_fingerprint) as digest
+    from {{ view_ref('loft_128k__int_imported_predictions') }}
     group by all
 ),
 
@@ -29,9 +38,18 @@ titles as (
     group by all
 ),
 
+{#- An answer file's queries likewise stand as their landed file's fingerprint. #}
 gold as (
     select task, dataset, loft_rows_digest(r) as digest
     from {{ view_ref('loft_128k__int_scored_queries') }} as r
+    where landed_fingerprint is null
+    group by all
+    union all
+    select
+        task, dataset,
+        count(*)::varchar || ':' || string_agg(distinct landed_fingerprint, ',' order by landed_fingerprint) as digest
+    from {{ view_ref('loft_128k__int_scored_queries') }}
+    where landed_fingerprint is not null
     group by all
 ),
 

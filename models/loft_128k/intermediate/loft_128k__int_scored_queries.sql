@@ -1,7 +1,8 @@
 {#
   The queries scoring reads: the size's queries, with their dataset's is_multi_answer, the
   multimodal release's queries (task mm, one turn, gold the answers' pids), and the queries of
-  LOFT answer files landed with `loft import-predictions --queries`.
+  LOFT answer files landed with `loft import-predictions --queries` (landed_fingerprint says
+  which file they came from; null for the others).
 #}
 with
 
@@ -34,7 +35,7 @@ final as (
     union all by name
     select * from multimodal
     union all by name
-    select * exclude (landed_fingerprint) from {{ view_ref('loft_128k__int_imported_queries') }}
+    select * from {{ view_ref('loft_128k__int_imported_queries') }}
 )
 
 select * from final

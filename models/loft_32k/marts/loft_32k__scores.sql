@@ -10,37 +10,7 @@ turn_scores as (
 ),
 
 final as (
-    select
-        size,
-        source,
-        system,
-        method,
-        stage,
-        task,
-        dataset,
-        corpus_id,
-        variant,
-        split,
-        qid,
-        turn,
-        n_turns,
-        grain,
-        gold_version,
-        score.metric::varchar as metric,
-        score.rule::varchar as rule,
-        score.metric::varchar || '_' || score.rule::varchar as metric_name,
-        score.value,
-        status,
-        is_answered,
-        score.is_empty_answer,
-        score.is_primary,
-        gold_positions,
-        gold_depth,
-        gold_token_offset,
-        n_documents,
-        arm_id,
-        query_limit
-    from turn_scores, unnest(turn_scores.metric_values) as scored(score)
+    {{ scoring_unnested_scores('turn_scores') }}
 )
 
 select * from final
