@@ -3,15 +3,26 @@
   dataset, split and size: n, mean and 95% interval of the primary metric (as in metrics), and
   the change from the run's next smaller built size over the query turns both sizes scored,
   with a seeded paired bootstrap interval (the per-query differences resampled together). Runs
-  with no answered row at a size are left out at that size.
+  with no answered row at a size are left out at that size. Incremental by cross-size run, as
+  scaling_scores (its fingerprint also takes the seed).
 #}
 {%- set seed = var('seed', 20240612) -%}
+{%- set fingerprints = compare_run_fingerprints(compare_built_sizes('int_run_fingerprints', '_internal'), local_md5(model.raw_code) ~ seed) -%}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    on_schema_change='append_new_columns',
+    post_hook="{{ incremental_drop_stale_runs(compare_run_fingerprints(compare_built_sizes('int_run_fingerprints', '_internal'), local_md5(model.raw_code) ~ var('seed', 20240612)), 'compare_fingerprint') }}"
+) }}
 {%- set run = ['source', 'system', 'method', 'variant', 'task', 'dataset', 'split', 'metric_name'] -%}
 with
+
+runs as ({{ incremental_runs_to_compute(fingerprints, 'compare_fingerprint') }}),
 
 answered as (
     select *
     from {{ ref('loft_compare__scaling_scores') }}
+    semi join runs using (source, system, method, task, dataset, variant, split)
     qualify bool_or(is_answered) over (partition by {{ run | join(', ') }}, size)
 ),
 
@@ -61,12 +72,17 @@ final as (
         differences.difference::double as difference_from_previous,
         differences.interval.low as difference_ci_low,
         differences.interval.high as difference_ci_high,
-        differences.standard_error::double as difference_standard_error
+        differences.standard_error::double as difference_standard_error,
+        runs.run_fingerprint
     from means
     inner join previous
         on {% for key in run %}previous.{{ key }} = means.{{ key }} and {% endfor %}previous.size = means.size
     left join differences
         on {% for key in run %}differences.{{ key }} = means.{{ key }} and {% endfor %}differences.size = means.size
+    inner join runs
+        on runs.source = means.source and runs.system = means.system and runs.method = means.method
+        and runs.task = means.task and runs.dataset = means.dataset and runs.variant = means.variant
+        and runs.split = means.split
 )
 
 select * from final

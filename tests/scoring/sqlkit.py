@@ -8,6 +8,7 @@ functions come from duckdb_functions.register.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Iterable, Mapping
@@ -113,6 +114,14 @@ def model_path(name: str) -> Path:
     return found[0]
 
 
+def _runs_of(turn_scores: str) -> str:
+    """An int_run_fingerprints stand-in: the runs a size's int_turn_scores relation holds."""
+    return (
+        "(select distinct source, system, method, task, dataset, variant, split, 'test' as scores_fingerprint "
+        f"from {turn_scores})"
+    )
+
+
 def model_sql(
     name: str,
     *,
@@ -136,9 +145,13 @@ def model_sql(
         source=lambda _source, name: table(name),
         var=lambda var, default=None: seed if var == "seed" else default,
         config=_Config({"loft_size": size}),
-        compare_built_sizes=lambda _identifier, _suffix="": [list(pair) for pair in sized],
+        compare_built_sizes=lambda identifier, _suffix="": [
+            [size, _runs_of(relation) if identifier == "int_run_fingerprints" else relation] for size, relation in sized
+        ],
         execute=True,
         is_incremental=lambda: False,
+        local_md5=lambda text: hashlib.md5(text.encode()).hexdigest(),
+        model={"raw_code": model_path(name).read_text(encoding="utf-8")},
     )
     text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(MACRO_DIR.glob("*.sql")))
     module = env.from_string(text).module

@@ -20,11 +20,14 @@ pytestmark = pytest.mark.slow
 SELECTION = [
     "loft_128k__int_imported_queries+,+loft_128k__metrics",
     "loft_128k__int_imported_queries+,+loft_128k__position_curves",
+    "loft_128k__int_imported_queries+,+loft_compare__scaling_curves",
 ]
 COMPARED = ["loft_128k_internal.int_imported_predictions", "loft_128k_internal.int_predictions",
             "loft_128k_internal.int_turn_scores", "loft_128k.scores", "loft_128k_internal.int_metrics",
-            "loft_128k.metrics", "loft_128k_internal.int_position_curves", "loft_128k.position_curves"]  # fmt: skip
-INCREMENTAL = ("int_predictions", "int_turn_scores", "int_metrics", "int_position_curves")
+            "loft_128k.metrics", "loft_128k_internal.int_position_curves", "loft_128k.position_curves",
+            "loft_compare.scaling_scores", "loft_compare.scaling_curves"]  # fmt: skip
+INCREMENTAL = ("int_predictions", "int_turn_scores", "int_metrics", "int_position_curves", "scaling_scores",
+               "scaling_curves")  # fmt: skip
 COMPUTED = re.compile(rf"({'|'.join(INCREMENTAL)}): (\d+) of (\d+) run\(s\) to compute")
 READ = re.compile(r"int_imported_predictions: (\d+) of (\d+) landed file\(s\) to read")
 
@@ -86,7 +89,17 @@ def history(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> tupl
         "LOFT_RESPONSE_STORE": str(work / "store.sqlite"),
     }
     built = run_dbt(
-        ["run", "--select", "+loft_128k__metrics", "+loft_128k__position_curves", "+loft_128k__scores"], database, env
+        [
+            "run",
+            "--select",
+            "+loft_128k__metrics",
+            "+loft_128k__position_curves",
+            "+loft_128k__scores",
+            "loft_compare__scaling_scores",
+            "loft_compare__scaling_curves",
+        ],
+        database,
+        env,
     )
     assert built.returncode == 0, built.stdout[-5000:]
     steps = []

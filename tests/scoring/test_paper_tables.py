@@ -282,7 +282,7 @@ def scaling() -> duckdb.DuckDBPyConnection:
         sized.append([size, f"s{size}.int_turn_scores"])
     con.execute("use memory.main")
     con.execute(f"create table scaling_scores as {model_sql('scaling_scores', sized=sized)}")
-    con.execute(f"create table scaling_curves as {model_sql('scaling_curves', seed=SEED)}")
+    con.execute(f"create table scaling_curves as {model_sql('scaling_curves', seed=SEED, sized=sized)}")
     con.execute(f"create table sizes_two as {model_sql('sizes', sized=sized[:2])}")
     return con
 
