@@ -11,7 +11,9 @@ as benchmarks/vs_loft.py writes them); the new system answers the first 1,000 of
 as a dataset of its own (a run owes every query of its dataset, so the same dataset would make
 the new run N turns long, 1,000 answered and the rest scored as missing). Prints,
 per N: the seconds to land and to build the new system's import, that build's ratio to the
-one into the warehouse with no stored row, and the no-change rebuild.
+one into the warehouse with no stored row, and the no-change rebuild. `--work DIR --again` times
+the points an earlier run kept in DIR anew (the new system's files removed and built away first),
+without growing them again: a 1M point takes about 25 minutes to grow.
 """
 
 from __future__ import annotations
@@ -70,20 +72,24 @@ def _build(env: dict[str, str], work: Path, name: str) -> float:
     return seconds
 
 
+def _environment(work: Path) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "LOFT_DUCKDB_PATH": str(work / "loft.duckdb"),
+        "LOFT_IMPORTS_DIR": str(work / "imports"),
+        "DO_NOT_TRACK": "1",
+    }
+    env.pop("LOFT_BUILD_IN_PLACE", None)
+    return env
+
+
 def point(base: Path, stored: int, folder: Path) -> dict[str, float]:
     """One warehouse holding `stored` scored rows: land and build the new system's 1,000 lines,
     then rebuild with nothing changed."""
     work = folder / f"stored-{stored}"
     work.mkdir()
-    database = work / "loft.duckdb"
-    shutil.copy(base, database)
-    env = {
-        **os.environ,
-        "LOFT_DUCKDB_PATH": str(database),
-        "LOFT_IMPORTS_DIR": str(work / "imports"),
-        "DO_NOT_TRACK": "1",
-    }
-    env.pop("LOFT_BUILD_IN_PLACE", None)
+    shutil.copy(base, work / "loft.duckdb")
+    env = _environment(work)
     # dbt parses the project once per target folder; that first parse is not a build's cost.
     _run([str(BIN / "dbt"), "parse", "--target-path", str(work / "target"), "--log-path", str(work / "logs")], env)
     write_retrieval(work, max(stored, ADDED), SEED)
@@ -93,6 +99,24 @@ def point(base: Path, stored: int, folder: Path) -> dict[str, float]:
     if stored:
         _import(env, work / "preds.jsonl", work / "queries.jsonl", "stored-run", "scaling")
         _build(env, work, "stored")
+    return _time_adding(env, work, stored)
+
+
+def again(stored: int, folder: Path) -> dict[str, float]:
+    """A point an earlier run kept (--work): remove the new system's landed files and build
+    (not timed), so the warehouse holds the stored rows alone again, then time adding it anew."""
+    work = folder / f"stored-{stored}"
+    if not (work / "loft.duckdb").is_file():
+        sys.exit(f"no kept point at {work}: run without --again first, with the same --work")
+    env = _environment(work)
+    landed = work / "imports" / "128k"
+    for path in [*landed.glob("added-run__*.parquet"), *landed.glob("queries/*__scaling_added__*.parquet")]:
+        path.unlink()
+    _build(env, work, "removed")
+    return _time_adding(env, work, stored)
+
+
+def _time_adding(env: dict[str, str], work: Path, stored: int) -> dict[str, float]:
     landing = _import(env, work / "added_preds.jsonl", work / "added_queries.jsonl", "added-run", "scaling_added")
     build = _build(env, work, "adding")
     print(f"#   stored {stored:,}, adding: slowest nodes {SLOWEST['dbt']}", flush=True)
@@ -106,8 +130,13 @@ def main() -> None:
     parser.add_argument("--base", type=Path, default=ROOT / "loft.duckdb", help="a built warehouse (make build)")
     parser.add_argument("--stored", type=int, nargs="+", default=[0, 10_000, 100_000])
     parser.add_argument("--work", type=Path, help="keep each point's warehouse here (default: a temporary folder)")
+    parser.add_argument(
+        "--again", action="store_true", help="time the points kept in --work anew, without growing them again"
+    )
     args = parser.parse_args()
-    if not args.base.is_file():
+    if args.again and not args.work:
+        sys.exit("--again needs --work, the folder an earlier run kept its points in")
+    if not args.again and not args.base.is_file():
         sys.exit(f"no built warehouse at {args.base}: run `make build` first, or pass --base")
     sizes = sorted(set(args.stored) | {0})
     results = {}
@@ -115,7 +144,7 @@ def main() -> None:
         work = args.work.resolve() if args.work else Path(folder)
         work.mkdir(parents=True, exist_ok=True)
         for stored in sizes:
-            results[stored] = point(args.base.resolve(), stored, work)
+            results[stored] = again(stored, work) if args.again else point(args.base.resolve(), stored, work)
             figures = results[stored]
             print(
                 f"stored {stored:>9,}: land {figures['land']:6.1f} s, build {figures['build']:6.1f} s, "
