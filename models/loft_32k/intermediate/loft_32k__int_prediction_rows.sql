@@ -21,16 +21,18 @@
 
 with
 
-{#- Seeded order, as inference.warehouse.first_queries picks a quick try's queries. #}
+runs as ({{ scoring_run_limits(responses) }}),
+
+{#- Seeded order, as inference.warehouse.first_queries picks a quick try's queries; only the
+    datasets runs answer (not, say, a million imported queries no response owes). #}
 ranked_queries as (
     select distinct
         task, dataset, split, qid,
         dense_rank() over (partition by task, dataset, split order by query_rank, qid) as position
     from {{ view_ref('loft_32k__int_scored_queries') }}
+    semi join (select distinct task, dataset, split from runs) using (task, dataset, split)
     where split in ('dev', 'test')
 ),
-
-runs as ({{ scoring_run_limits(responses) }}),
 
 owed as (
     select runs.system, runs.task, runs.dataset, runs.variant, runs.method, runs.split, ranked.qid
