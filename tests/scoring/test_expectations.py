@@ -36,6 +36,7 @@ def _failures(s: Scenario) -> dict[str, list[str]]:
 def test_suites_pass_on_a_consistent_run() -> None:
     failures = _failures(_scenario())
     assert set(failures) == {
+        "results_prediction_rows",
         "results_score_rows",
         "results_score_rows_complete",
         "results_primary_metric",
@@ -60,6 +61,15 @@ def test_suites_pass_on_a_quick_try() -> None:
 
 
 CORRUPTIONS: dict[str, tuple[str, str]] = {
+    "duplicate prediction": (
+        "insert into predictions select * from predictions where qid = 'q1'",
+        "results_prediction_rows",
+    ),
+    "unknown status": ("update predictions set status = 'lost' where qid = 'q1'", "results_prediction_rows"),
+    "unknown parse status": (
+        "update predictions set parse_status_strict = 'guessed' where qid = 'q2'",
+        "results_prediction_rows",
+    ),
     "duplicate score": (
         "insert into scores select * from scores where qid = 'q1' and metric_name = 'recall@1_loft'",
         "results_score_rows",
@@ -102,11 +112,12 @@ CORRUPTIONS: dict[str, tuple[str, str]] = {
 def test_suites_catch_corruptions(corruption: str) -> None:
     s = _scenario()
     statement, suite = CORRUPTIONS[corruption]
-    # scores is a view over int_turn_scores: the suites read whatever relation bears the name,
-    # so a table copy stands in for it to be corrupted row by row.
-    s.con.execute("create table scores_copy as select * from scores")
-    s.con.execute("drop view scores")
-    s.con.execute("alter table scores_copy rename to scores")
+    # scores and predictions are views over int_turn_scores and int_predictions: the suites read
+    # whatever relation bears the name, so table copies stand in for them to be corrupted row by row.
+    for view in ("scores", "predictions"):
+        s.con.execute(f"create table {view}_copy as select * from {view}")
+        s.con.execute(f"drop view {view} cascade")
+        s.con.execute(f"alter table {view}_copy rename to {view}")
     s.con.execute(statement)
     failures = _failures(s)
     assert failures[suite], f"{suite} missed: {corruption}"
