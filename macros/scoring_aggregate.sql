@@ -8,6 +8,19 @@
 #}
 {% macro scoring_order_free_mean(column) %}avg(({{ column }})::decimal(38, 18)){% endmacro %}
 
+
+{#
+  The standard error of the mean (sample standard deviation over sqrt(n); 0 for a single value),
+  the same to the last bit however DuckDB splits the work: from exact DECIMAL sums of the values
+  and their squares (stddev_samp's result depends on the order rows reach it).
+#}
+{% macro scoring_order_free_standard_error(column) -%}
+    case when count({{ column }}) > 1 then sqrt(greatest(0.0,
+        (sum((({{ column }}) * ({{ column }}))::decimal(38, 18))::double
+         - pow(sum(({{ column }})::decimal(38, 18))::double, 2) / count({{ column }}))
+        / (count({{ column }}) - 1))) / sqrt(count({{ column }})) else 0.0 end
+{%- endmacro %}
+
 {#
   Means of `value` per group of `keys`, with n and a 95% interval: Wilson when every value is 0
   or 1, else a seeded percentile bootstrap of the mean from how often each distinct value occurs.

@@ -28,7 +28,7 @@ answered as (
 
 means as (
     {{ scoring_means('answered', run + ['size', 'size_order'],
-                     ['coalesce(stddev_samp(value), 0) / sqrt(count(*)) as standard_error'], seed) }}
+                     [scoring_order_free_standard_error('value') ~ ' as standard_error'], seed) }}
 ),
 
 previous as (
@@ -46,7 +46,7 @@ differences as (
         count(*) as n_common,
         {{ scoring_order_free_mean('larger.value - smaller.value') }} as difference,
         loft_bootstrap_interval(list(larger.value - smaller.value order by larger.qid, larger.turn), {{ seed }}) as interval,
-        coalesce(stddev_samp(larger.value - smaller.value), 0) / sqrt(count(*)) as standard_error
+        {{ scoring_order_free_standard_error('larger.value - smaller.value') }} as standard_error
     from previous
     inner join answered as larger
         on {% for key in run %}larger.{{ key }} = previous.{{ key }} and {% endfor %}larger.size = previous.size

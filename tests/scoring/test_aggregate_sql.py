@@ -3,7 +3,9 @@ and the leaderboard beside the paper (the metrics, scores and leaderboard models
 
 from __future__ import annotations
 
+import math
 import random
+import statistics
 from fractions import Fraction
 
 import duckdb
@@ -115,6 +117,24 @@ def test_a_mean_is_the_same_to_the_last_bit_whatever_order_its_values_are_summed
     assert len(means) == 1
     exact = sum(map(Fraction, values)) / len(values)
     assert abs(Fraction(means.pop()) - exact) <= Fraction(1, 10**17)
+
+
+def test_a_standard_error_is_the_same_to_the_last_bit_whatever_order_its_rows_come_in() -> None:
+    """scaling_curves' standard errors (stddev_samp's result changed in the last bits between
+    builds as DuckDB ordered the rows differently): the sample standard deviation over sqrt(n),
+    0 for one value, from exact sums."""
+    rng = random.Random(11)
+    values = [rng.choice([0.0, 1.0, 0.5, 1 / 3]) * rng.random() for _ in range(3000)]
+    con = duckdb_functions.register(duckdb.connect())
+    errors = set()
+    for _ in range(6):
+        rng.shuffle(values)
+        con.execute("create or replace table rows as select unnest(?::double[]) as value", [values])
+        errors.add(con.sql(f"select {macros().scoring_order_free_standard_error('value')} from rows").fetchone()[0])
+    assert len(errors) == 1
+    assert errors.pop() == pytest.approx(statistics.stdev(values) / math.sqrt(len(values)), rel=1e-12)
+    con.execute("create or replace table rows as select 0.25 as value")
+    assert con.sql(f"select {macros().scoring_order_free_standard_error('value')} from rows").fetchone() == (0.0,)
 
 
 def test_sql_execution_accuracy_per_turn_and_conversation() -> None:
