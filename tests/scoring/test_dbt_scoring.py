@@ -103,7 +103,7 @@ def test_bm25_primary_metrics_and_expectations(warehouse: Path) -> None:
     ]
     assert all(unanswered == 0 for *_, unanswered in primary)
     suites = query(warehouse, "select suite, success from loft_128k.results_quality order by suite")
-    assert len(suites) == 5 and all(success for _, success in suites)
+    assert len(suites) == 6 and all(success for _, success in suites)
 
 
 def test_scores_view_reads_from_a_renamed_copy_of_the_warehouse(warehouse: Path, tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> tu
         "LOFT_IMPORTS_DIR": str(imports),
         "LOFT_RESPONSE_STORE": str(work / "store.sqlite"),
     }
-    built = run_dbt(["run", "--select", "+loft_128k__metrics"], database, env)
+    built = run_dbt(["run", "--select", "+loft_128k__metrics", "+loft_128k__scores"], database, env)
     assert built.returncode == 0, built.stdout[-5000:]
     picked = query(
         database,
