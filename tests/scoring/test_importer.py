@@ -214,10 +214,11 @@ def test_an_incremental_read_takes_only_new_or_changed_files(tmp_path: Path, cap
         con.register("queries_frame", queries.to_arrow())
         relation = imported_relation(con, tmp_path / "imports", "128k", con.table("queries_frame"),
                                      "stored" if stored else None)  # fmt: skip
+        con.register("read_rows", relation)
         if stored:
-            con.execute("insert into stored by name select * from relation")
+            con.execute("insert into stored by name select * from read_rows")
         else:
-            con.execute("create or replace table stored as select * from relation")
+            con.execute("create or replace table stored as select * from read_rows")
 
     def reads() -> str:
         return capsys.readouterr().out.strip()
