@@ -32,6 +32,13 @@
 {%- endmacro %}
 
 
+{# A group's rows as the landed files they were read from: how many, and which fingerprints
+   (`column`), standing for a digest of the rows themselves (loft_rows_digest). #}
+{% macro incremental_landed_digest(column) -%}
+    count(*)::varchar || ':' || string_agg(distinct {{ column }}, ',' order by {{ column }})
+{%- endmacro %}
+
+
 {# The post-hook: drop the rows whose fingerprint is not `column` of any run in `fingerprints`. #}
 {% macro incremental_drop_stale_runs(fingerprints, column) -%}
     delete from {{ this }}

@@ -22,7 +22,7 @@ run_rows as (
     union all
     select
         'import' as source, system, method, task, dataset, variant, split,
-        count(*)::varchar || ':' || string_agg(distinct landed_fingerprint, ',' order by landed_fingerprint) as digest
+        {{ incremental_landed_digest('landed_fingerprint') }} as digest
     from {{ view_ref('loft_32k__int_imported_predictions') }}
     group by all
 ),
@@ -48,7 +48,7 @@ gold as (
     union all
     select
         task, dataset,
-        count(*)::varchar || ':' || string_agg(distinct landed_fingerprint, ',' order by landed_fingerprint) as digest
+        {{ incremental_landed_digest('landed_fingerprint') }} as digest
     from {{ view_ref('loft_32k__int_scored_queries') }}
     where landed_fingerprint is not null
     group by all
