@@ -210,3 +210,26 @@ def test_the_scores_suites_validate_only_a_changed_run(tmp_path, monkeypatch):
     con.sql("insert into s_internal.int_turn_scores select * from s_internal.int_turn_scores where qid = 'q1'")
     duplicated = quality.run_suites(con, "s", "results", tmp_path)
     assert [(r.success, r.n_validated) for r in duplicated] == [(False, 4), (False, 6), (True, 2)]
+
+
+def test_the_primary_metric_suite_validates_only_a_changed_run(tmp_path, monkeypatch):
+    """results_primary_metric reads every final prediction: partitioned by run group, a build
+    validates only the runs whose stored rows or metrics changed, and a run that lost its primary
+    metric still fails."""
+    monkeypatch.setenv("LOFT_CACHE_DIR", str(tmp_path / "cache"))
+    for name in ["results__primary_metric.json", "stored_runs_fingerprint.sql"]:
+        shutil.copy(quality.EXPECTATIONS_DIR / name, tmp_path / name)
+    validated = spy(monkeypatch, quality, "validate_frame")
+    con = duckdb.connect()
+    con.sql(SCORED_RUNS)
+    con.sql("alter table s.metrics add column is_primary boolean default true")
+    (first,) = quality.run_suites(con, "s", "results", tmp_path)
+    con.sql("update s_internal.int_predictions set run_fingerprint = 'a2' where system = 'a'")
+    validated.clear()
+    (changed,) = quality.run_suites(con, "s", "results", tmp_path)
+    assert [(r.success, r.n_rows, r.n_validated) for r in (first, changed)] == [(True, 2, 2), (True, 2, 1)]
+    assert {system for frame, _suite in validated for system in frame["system"]} == {"a"}
+    con.sql("update s.metrics set is_primary = false where system = 'b'")
+    (lost,) = quality.run_suites(con, "s", "results", tmp_path)
+    assert (lost.success, lost.n_validated) == (False, 1)
+    assert "n_primary" in lost.failures[0]
