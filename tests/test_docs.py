@@ -47,7 +47,8 @@ def test_ci_runs_the_readme_test_command_and_make_build_is_the_main_job() -> Non
     ci = (PROJECT_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert ci[-1] == "make test"
     makefile = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
-    assert "\nbuild: $(CORE)\n\t$(BIN)/dbt build --select loft_128k\n" in makefile
+    assert "\nbuild: bytecode\n\t$(BIN)/dbt build --select loft_128k\n" in makefile
+    assert "\nbytecode: $(CORE)\n" in makefile
 
 
 def test_every_command_block_is_run_by_a_test_or_needs_a_key() -> None:
