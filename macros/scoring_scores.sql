@@ -42,11 +42,22 @@
 {%- endmacro %}
 
 
-{# Golds matched one-to-one (metrics.assigned_matches): counted in SQL when no prediction matches two golds. #}
-{% macro scoring_assigned_matches(matches, golds, preds) -%}
-    case when len(flatten({{ matches }})) = len(list_distinct(flatten({{ matches }})))
-         then len(list_filter({{ matches }}, lambda m: len(m) > 0))
-         else loft_assigned_matches({{ golds }}, {{ preds }}) end
+{# Whether every gold is matched one-to-one (metrics.assigned_matches(golds, preds) = len(golds)),
+   decided in SQL where the matches settle it: no when a gold matches nothing or fewer predictions
+   match than there are golds; yes when no prediction matches two golds, or when a greedy pass (golds
+   with fewest matches first, each taking its first free prediction) matches every gold, a witness
+   of a full assignment. Only the rest go to the Python solver. #}
+{% macro scoring_all_golds_assigned(matches, golds, preds) -%}
+    case
+        when list_bool_or(list_transform({{ matches }}, lambda m: len(m) = 0)) then false
+        when len(flatten({{ matches }})) = len(list_distinct(flatten({{ matches }}))) then true
+        when len(list_distinct(flatten({{ matches }}))) < len({{ golds }}) then false
+        when list_count(list_reduce(
+                 list_transform(list_sort(list_transform({{ matches }}, lambda m: {'n': len(m), 'm': m})), lambda s: s.m),
+                 lambda taken, m: taken || [list_filter(m, lambda j: not list_contains(taken, j))[1]],
+                 []::bigint[])) = len({{ golds }}) then true
+        else loft_assigned_matches({{ golds }}, {{ preds }}) = len({{ golds }})
+    end
 {%- endmacro %}
 
 
@@ -264,8 +275,8 @@ from normalized
 
 {#
   RAG with several answers per question (QAMPARI, QUEST).
-  subspan_em: every gold matched one-to-one (either string contains the other; counted here when
-  no prediction matches two golds, else linear sum assignment in Python); em: answer set = gold
+  subspan_em: every gold matched one-to-one (either string contains the other; decided here unless
+  the matches leave it open, then by linear sum assignment in Python); em: answer set = gold
   set; coverage: distinct answers equal to a gold over len(gold); set_precision / set_recall / set_f1 / set_accuracy: QUEST-LOFT set metrics
   (an empty side scores 1 only against an empty other side). loft: an empty answer scores 0 in
   em and subspan_em and, as upstream returns early with other keys, has an f1 row (0) and no
@@ -314,9 +325,8 @@ sets as (
     from normalized
 ),
 
-{#- For each gold, the predictions it matches (either contains the other). When no prediction
-    matches two golds, the one-to-one assignment is every gold with a match; otherwise the
-    Python solver decides. #}
+{#- For each gold, the predictions it matches (either contains the other), from which
+    scoring_all_golds_assigned decides the one-to-one assignment. #}
 match_lists as (
     select
         *,
@@ -329,11 +339,11 @@ assigned as materialized (
     select
         *,
         case when len(answer_loft) = 0 then 0.0
-             else ({{ scoring_assigned_matches('matches_loft', 'gold_norm', 'pred_norm_loft') }}
-                   = len(gold_norm))::double end as subspan_loft,
+             else ({{ scoring_all_golds_assigned('matches_loft', 'gold_norm', 'pred_norm_loft') }})::double
+        end as subspan_loft,
         (len(gold_set_strict) > 0
-         and {{ scoring_assigned_matches('matches_strict', 'gold_set_strict', 'pred_set_strict') }}
-             = len(gold_set_strict))::double as subspan_strict
+         and {{ scoring_all_golds_assigned('matches_strict', 'gold_set_strict', 'pred_set_strict') }})::double
+            as subspan_strict
     from match_lists
 ),
 
