@@ -18,6 +18,7 @@ PAGES = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
 MARKER = re.compile(r"<!-- (?:run: (?P<id>[a-z0-9-]+)|(?P<key>needs a key))\b[^>]*-->")
 ASSIGNMENT = re.compile(r"^[A-Z_][A-Z0-9_]*=")
+MAKE_RULE = re.compile(r"^(?P<target>[\w.$()-]+):(?P<prerequisites>[^=\n]*)\n(?P<recipe>(?:\t.*\n?)*)", re.M)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,24 @@ class Invocation:
     env: dict[str, str]
     program: str
     args: list[str]
+
+
+@dataclass(frozen=True)
+class MakeRule:
+    """One rule of the Makefile: what it depends on and the commands of its recipe."""
+
+    prerequisites: list[str]
+    recipe: list[str]
+
+
+def make_rule(target: str) -> MakeRule:
+    """The Makefile's rule for `target` (the README's commands are `make` targets)."""
+    makefile = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
+    for rule in MAKE_RULE.finditer(makefile):
+        if rule["target"] == target:
+            recipe = [line.removeprefix("\t") for line in rule["recipe"].splitlines()]
+            return MakeRule(rule["prerequisites"].split(), recipe)
+    raise AssertionError(f"the Makefile has no rule for {target!r}")
 
 
 def blocks() -> list[Block]:

@@ -46,9 +46,10 @@ def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:
 def test_ci_runs_the_readme_test_command_and_make_build_is_the_main_job() -> None:
     ci = (PROJECT_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert ci[-1] == "make test"
-    makefile = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
-    assert "\nbuild: bytecode\n\t$(BIN)/dbt build --select loft_128k\n" in makefile
-    assert "\nbytecode: $(CORE)\n" in makefile
+    assert docs_commands.make_rule("build") == docs_commands.MakeRule(
+        ["bytecode"], ["$(BIN)/dbt build --select loft_128k"]
+    )
+    assert docs_commands.make_rule("bytecode").prerequisites == ["$(CORE)"]
 
 
 def test_every_command_block_is_run_by_a_test_or_needs_a_key() -> None:
