@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,8 @@ class SuiteResult:
     reused: bool = False
     # Rows validated this time, for a partitioned suite (None: all n_rows, or none when reused).
     n_validated: int | None = None
+    # Of those, the rows DuckDB's screen passed on to GX (None: GX saw every validated row).
+    n_to_gx: int | None = None
 
     def summary(self) -> str:
         """One line: verdict, schema, suite, rows (and whether the verdict was kept from an
@@ -52,6 +55,8 @@ class SuiteResult:
             kept = f", {self.n_validated} in changed partitions validated, the rest kept"
         else:
             kept = ""
+        if self.n_to_gx is not None:
+            kept += f"; {self.n_to_gx} left by DuckDB's screen went to GX"
         return f"{'PASS' if self.success else 'FAIL'} {self.schema} {self.suite} ({self.n_rows} rows{kept})"
 
 
@@ -121,7 +126,8 @@ def run_suites(
     row checks, and uniqueness over a key that includes them) keeps a pass per partition, so a
     build validates only the partitions whose rows changed; its query reads the tables it
     partitions as {table}, and its `partition_fingerprint` must give every partition those
-    tables hold. `everything` validates every row."""
+    tables hold, and DuckDB screens the rows GX sees (see _screen). `everything` validates every
+    row, GX seeing all of them."""
     results = []
     for suite in load_suites(group, directory):
         if suite.get("partition_by"):
@@ -147,39 +153,40 @@ def _run_partitioned(con: duckdb.DuckDBPyConnection, schema: str, suite: dict, e
     """One partitioned suite: each partition has a fingerprint (the suite's
     `partition_fingerprint` query, else a digest of its rows in DuckDB); a pass is kept under
     the suite, the query's columns and types and the fingerprint, with the partition's row
-    count. GX validates the rows of the partitions without a kept pass, read from the suite's
-    `partition_tables` restricted to those partitions, SLICE_ROWS at a time (rows sharing a
-    uniqueness key always in the same slice)."""
+    count. The rows of the partitions without a kept pass are read from the suite's
+    `partition_tables` restricted to those partitions; DuckDB's screen (see _screen) keeps the
+    rows any expectation could count as unexpected, and GX validates those, SLICE_ROWS at a time
+    (rows sharing a uniqueness key always in the same slice). `everything` skips the screen."""
     columns = suite["partition_by"]
     register_sql_macros(con)
     query = _partitioned_query(suite, schema, None)
     relation = con.sql(query)
     shape = [[name, str(kind)] for name, kind in zip(relation.columns, relation.types, strict=True)]
+    kinds: dict[str, str] = {name: kind.id for name, kind in zip(relation.columns, relation.types, strict=True)}
+    screen = None if everything else _screen(suite, kinds)
     fingerprints = _fingerprints(con, suite, schema, query)
     entries = [frame_cache.key_of("quality-partition", [suite, shape, row]) for row in fingerprints.iter_rows()]
     kept = {} if everything else _kept_row_counts(entries)
     pending = [i for i in range(len(entries)) if i not in kept]
-    n_rows, n_checked = sum(kept.values()), 0
+    n_rows, n_checked, n_to_gx = sum(kept.values()), 0, 0
     success, failures = True, list[str]()
     if pending:
         partitions = fingerprints[pending].select(columns)
         only = None if len(pending) == len(entries) else _partitions_predicate(partitions)
-        con.execute(f"create or replace temp table pending_rows as {_partitioned_query(suite, schema, only)}")
         try:
-            counts = con.sql(f"select {', '.join(columns)}, count(*) as n_rows from pending_rows group by all").pl()
+            counts = _stage_gx_rows(con, _partitioned_query(suite, schema, only), columns, screen)
             partitions = partitions.join(counts, on=columns, how="left", nulls_equal=True)
             partitions = partitions.with_columns(pl.col("n_rows").fill_null(0))
             n_checked = int(partitions["n_rows"].sum())
             n_rows += n_checked
-            n_slices = max(1, -(-n_checked // SLICE_ROWS))
+            n_to_gx = con.sql("select count(*) from gx_rows").fetchall()[0][0]
+            n_slices = max(1, -(-n_to_gx // SLICE_ROWS))
             for number in range(n_slices):
-                frame = con.sql(
-                    f"select * from pending_rows as r where hash({_slice_key(suite)}) % {n_slices} = {number}"
-                )
+                frame = con.sql(f"select * from gx_rows as r where hash({_slice_key(suite)}) % {n_slices} = {number}")
                 passed, found = validate_frame(frame.df(), suite)
                 success, failures = success and passed, failures + found
         finally:
-            con.execute("drop table if exists pending_rows")
+            con.execute("drop table if exists gx_rows")
         if success:
             for i, count in zip(pending, partitions["n_rows"], strict=True):
                 frame_cache.write(
@@ -187,7 +194,95 @@ def _run_partitioned(con: duckdb.DuckDBPyConnection, schema: str, suite: dict, e
                     entries[i],
                     {"passed": pl.DataFrame({"suite": [suite["name"]], "n_rows": [count]})},
                 )
-    return SuiteResult(suite["name"], schema, n_rows, success, failures, not pending, n_checked)
+    screened = None if screen is None or not pending else n_to_gx
+    return SuiteResult(suite["name"], schema, n_rows, success, failures, not pending, n_checked, screened)
+
+
+def _stage_gx_rows(con: duckdb.DuckDBPyConnection, query: str, columns: list[str], screen: str | None) -> pl.DataFrame:
+    """Write the rows of `query` GX is to see into the temp table gx_rows: all of them, or
+    those the screen keeps, found in the same pass that counts the rows (the query's result is
+    materialised once, not stored). Returns the row count per partition."""
+    keys = ", ".join(columns)
+    if screen is None:
+        con.execute(f"create or replace temp table gx_rows as {query}")
+        return con.sql(f"select {keys}, count(*) as n_rows from gx_rows group by all").pl()
+    con.execute(
+        f"create or replace temp table screened as with pending_rows as materialized ({query}) "
+        f"select {keys}, count(*) as n_rows, list(r) filter (where {screen}) as suspects "
+        "from pending_rows as r group by all"
+    )
+    try:
+        con.execute(
+            "create or replace temp table gx_rows as select unnest(s) from (select unnest(suspects) as s from screened)"
+        )
+        return con.sql(f"select {keys}, n_rows from screened").pl()
+    finally:
+        con.execute("drop table if exists screened")
+
+
+_INTEGERS = {"tinyint", "smallint", "integer", "bigint", "utinyint", "usmallint", "uinteger"}
+_FLOATS = {"float", "double"}
+_KEYS = _INTEGERS | {"varchar", "boolean", "date"}
+
+
+def _screen(suite: dict, kinds: dict[str, str]) -> str | None:
+    """SQL true for every row of the suite's query that one of its expectations could count as
+    unexpected, so that GX, given only those rows, reaches the same verdict and unexpected
+    counts as on all of them. It may keep more rows than GX flags (a NULL that a value check
+    ignores, a hash collision), never fewer: it is written only for expectations whose rows it
+    can judge alone in DuckDB as pandas will see them (a float's NaN is null to pandas, a
+    duplicate key meets its twin), on column types whose values convert to pandas unchanged,
+    with no kwargs beyond the ones read here. Any other expectation (a `mostly`, an aggregate, a
+    decimal column) gives None: GX then sees every row. A uniqueness check reads the rows being
+    screened as `pending_rows`."""
+
+    def named(column: str) -> str:
+        return '"' + column.replace('"', '""') + '"'
+
+    def missing(column: str) -> str:
+        return f"{named(column)} is null" + (f" or isnan({named(column)})" if kinds[column] in _FLOATS else "")
+
+    def bound(value: Any) -> bool:
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        return value is None or (numeric and math.isfinite(value))
+
+    predicates = []
+    for expectation in suite["expectations"]:
+        kind, kwargs = expectation["type"], expectation["kwargs"]
+        key = kwargs.get("column_list", [kwargs.get("column")])
+        if not all(column in kinds for column in key):
+            return None
+        column = key[0]
+        if kind == "expect_column_values_to_not_be_null" and kwargs.keys() == {"column"}:
+            predicates.append(missing(column))
+        elif (
+            kind == "expect_column_values_to_be_between"
+            and kwargs.keys() <= {"column", "min_value", "max_value"}
+            and kinds[column] in _INTEGERS | _FLOATS
+            and bound(kwargs.get("min_value"))
+            and bound(kwargs.get("max_value"))
+        ):
+            bounds = [f"{named(column)} < {kwargs['min_value']!r}"] if kwargs.get("min_value") is not None else []
+            bounds += [f"{named(column)} > {kwargs['max_value']!r}"] if kwargs.get("max_value") is not None else []
+            predicates.append(" or ".join([missing(column), *bounds]))
+        elif (
+            kind == "expect_column_values_to_be_in_set"
+            and kwargs.keys() == {"column", "value_set"}
+            and kinds[column] == "varchar"
+            and all(isinstance(value, str) for value in kwargs["value_set"])
+        ):
+            allowed = duckdb.ConstantExpression(list(kwargs["value_set"]))
+            predicates.append(f"{missing(column)} or not list_contains({allowed}::varchar[], {named(column)})")
+        elif (
+            (kind, kwargs.keys()) in [("expect_compound_columns_to_be_unique", {"column_list"}),
+                                      ("expect_column_values_to_be_unique", {"column"})]
+            and all(kinds[name] in _KEYS for name in key)
+        ):  # fmt: skip
+            hashed = f"hash({', '.join(map(named, key))})"
+            predicates.append(f"{hashed} in (select {hashed} from pending_rows group by all having count(*) > 1)")
+        else:
+            return None
+    return " or ".join(f"({predicate})" for predicate in predicates) or "false"
 
 
 def _partitioned_query(suite: dict, schema: str, only: str | None) -> str:
@@ -292,5 +387,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--database", default=os.environ.get("LOFT_DUCKDB_PATH", "loft.duckdb"))
     parser.add_argument("--size", action="append", choices=list(SIZES))
     parser.add_argument("--group", default=None, help="only suites of this group")
-    parser.add_argument("--all", action="store_true", help="validate every row, not only rows no earlier pass covers")
+    parser.add_argument(
+        "--all", action="store_true", help="validate every row through GX, not only rows no earlier pass covers"
+    )
     parser.set_defaults(func=_run)
