@@ -200,24 +200,21 @@ def _run_partitioned(con: duckdb.DuckDBPyConnection, schema: str, suite: dict, e
 
 def _stage_gx_rows(con: duckdb.DuckDBPyConnection, query: str, columns: list[str], screen: str | None) -> pl.DataFrame:
     """Write the rows of `query` GX is to see into the temp table gx_rows: all of them, or
-    those the screen keeps, found in the same pass that counts the rows (the query's result is
-    materialised once, not stored). Returns the row count per partition."""
+    those the screen keeps, found in the same statement that counts the rows (the query's
+    result is materialised once, not stored). Returns the row count per partition."""
     keys = ", ".join(columns)
     if screen is None:
         con.execute(f"create or replace temp table gx_rows as {query}")
         return con.sql(f"select {keys}, count(*) as n_rows from gx_rows group by all").pl()
     con.execute(
-        f"create or replace temp table screened as with pending_rows as materialized ({query}) "
-        f"select {keys}, count(*) as n_rows, list(r) filter (where {screen}) as suspects "
-        "from pending_rows as r group by all"
+        f"create or replace temp table gx_rows as with pending_rows as materialized ({query}) "
+        f"select r.*, null::bigint as __partition_rows from pending_rows as r where {screen} "
+        f"union all by name select {keys}, count(*) as __partition_rows from pending_rows group by all"
     )
-    try:
-        con.execute(
-            "create or replace temp table gx_rows as select unnest(s) from (select unnest(suspects) as s from screened)"
-        )
-        return con.sql(f"select {keys}, n_rows from screened").pl()
-    finally:
-        con.execute("drop table if exists screened")
+    counts = con.sql(f"select {keys}, __partition_rows as n_rows from gx_rows where __partition_rows is not null")
+    frame = counts.pl()
+    con.execute("delete from gx_rows where __partition_rows is not null; alter table gx_rows drop __partition_rows")
+    return frame
 
 
 _INTEGERS = {"tinyint", "smallint", "integer", "bigint", "utinyint", "usmallint", "uinteger"}
