@@ -38,9 +38,10 @@ def batch_systems(tmp_path, **overrides):
     return systems_from(tmp_path, entries)
 
 
-def build(tmp_path, store, prompts=None, lines=None, **overrides):
+def build(tmp_path, store, prompts=None, lines=None, systems=None, **overrides):
     emit = lines.append if lines is not None else (lambda line: None)
-    return runner.run(inputs(prompts), batch_systems(tmp_path, **overrides), store, "128k", PRICES, emit=emit)
+    systems = batch_systems(tmp_path, **overrides) if systems is None else systems
+    return runner.run(inputs(prompts), systems, store, "128k", PRICES, emit=emit)
 
 
 def test_a_build_submits_once_the_next_polls_and_a_later_one_lands_every_response(tmp_path, api_env, store):
@@ -231,10 +232,12 @@ def test_two_builds_batching_at_once_on_one_store_submit_each_request_once(tmp_p
     state.batch_create_delay_s = 0.5
     frames: dict[str, pl.DataFrame] = {}
     lines: list[str] = []
+    # Read once: two threads writing and reading one systems.yaml could see it half-written.
+    systems = batch_systems(tmp_path)
 
     def one_build(name: str) -> None:
         with ResponseStore(tmp_path / "shared.sqlite") as shared:
-            frames[name] = build(tmp_path, shared, lines=lines)
+            frames[name] = build(tmp_path, shared, lines=lines, systems=systems)
 
     threads = [threading.Thread(target=one_build, args=(name,)) for name in ("a", "b")]
     for thread in threads:
@@ -267,10 +270,11 @@ def test_a_batch_another_build_is_still_uploading_is_waited_on_not_sent_again(tm
     state = api_env.state
     state.batch_accept_delay_s = 3.0
     first: dict[str, pl.DataFrame] = {}
+    systems = batch_systems(tmp_path)
 
     def first_build() -> None:
         with ResponseStore(tmp_path / "shared.sqlite") as shared:
-            first["frame"] = build(tmp_path, shared)
+            first["frame"] = build(tmp_path, shared, systems=systems)
 
     thread = threading.Thread(target=first_build)
     thread.start()
@@ -280,7 +284,7 @@ def test_a_batch_another_build_is_still_uploading_is_waited_on_not_sent_again(tm
             time.sleep(0.02)
         assert shared.batches(), "the first build recorded no batch"
         lines: list[str] = []
-        second = build(tmp_path, shared, lines=lines)
+        second = build(tmp_path, shared, lines=lines, systems=systems)
     thread.join()
     assert sum("is being submitted by another build: 5 requests" in line for line in lines) >= 1
     assert not any("never reached the provider" in line for line in lines)
