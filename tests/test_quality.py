@@ -24,7 +24,14 @@ SUITE = {
 
 
 @pytest.fixture
-def suites(tmp_path, monkeypatch):
+def unscreened(monkeypatch):
+    """GX sees every row of a changed suite or partition, as without DuckDB's screen: what these
+    tests count is which suites and partitions GX validates."""
+    monkeypatch.setattr(quality, "_screen", lambda _suite, _kinds: None)
+
+
+@pytest.fixture
+def suites(tmp_path, monkeypatch, unscreened):
     monkeypatch.setenv("LOFT_CACHE_DIR", str(tmp_path / "cache"))
     folder = tmp_path / "expectations"
     folder.mkdir()
@@ -80,13 +87,6 @@ PARTITIONED = {
     "partition_tables": ["runs"],
     "query": "select * from {runs}",
 }
-
-
-@pytest.fixture
-def unscreened(monkeypatch):
-    """GX sees every row of a changed partition, as without DuckDB's screen: what these tests
-    count is which partitions are validated."""
-    monkeypatch.setattr(quality, "_screen", lambda _suite, _kinds: None)
 
 
 @pytest.fixture

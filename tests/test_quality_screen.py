@@ -31,6 +31,8 @@ HOSTILE = {
         {"type": "expect_column_values_to_be_in_set", "kwargs": {"column": "status", "value_set": ["ok", "it's"]}},
         {"type": "expect_compound_columns_to_be_unique", "kwargs": {"column_list": ["run", "text", "rank"]}},
         {"type": "expect_column_values_to_be_unique", "kwargs": {"column": "id"}},
+        {"type": "expect_column_values_to_be_between", "kwargs": {"column": "share", "min_value": 0, "max_value": 1}},
+        {"type": "expect_column_values_to_be_between", "kwargs": {"column": "count", "min_value": 0}},
     ],
 }
 
@@ -42,20 +44,23 @@ EDITS = {
     "status": [None, "", "OK", "ok ", "it's", "its"],
     "id": [None, "i1", "i2"],
     "weight": [None, float("nan"), float("inf")],
+    "share": [None, float("nan"), None, 1.5],
+    "count": [None, None, -1],
 }
 
 
 def hostile_table(con: duckdb.DuckDBPyConnection, rng: random.Random) -> int:
     """Two runs of clean rows, then up to three hostile cells (a NULL, a NaN, a bound, a near
     miss of the value set, a key or id another row holds); returns how many."""
-    rows = [[f"r{i % 2}", f"t{i}", rng.random(), rng.randrange(4), "ok", f"i{i}", rng.random()] for i in range(40)]
+    rows = [[f"r{i % 2}", f"t{i}", rng.random(), rng.randrange(4), "ok", f"i{i}", rng.random(), rng.random(), i]
+            for i in range(40)]  # fmt: skip
     edits = rng.randrange(4)
     for _ in range(edits):
         column = rng.choice(list(EDITS))
         rows[rng.randrange(len(rows))][list(EDITS).index(column) + 1] = rng.choice(EDITS[column])
     con.execute("create or replace table s.rows (run varchar, text varchar, score double, rank bigint,"
-                " status varchar, id varchar, weight double)")  # fmt: skip
-    con.executemany("insert into s.rows values (?, ?, ?, ?, ?, ?, ?)", rows)
+                " status varchar, id varchar, weight double, share double, count bigint)")  # fmt: skip
+    con.executemany("insert into s.rows values (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     return edits
 
 
@@ -64,28 +69,43 @@ def outcome(result: quality.SuiteResult) -> tuple[bool, list[str]]:
     return result.success, sorted(failure.split(", e.g.")[0] for failure in result.failures)
 
 
-def test_the_screened_verdict_is_the_verdict_on_every_row(tmp_path, monkeypatch):
-    """80 seeded tables: GX on the screened rows and GX on every row (`everything`) give the same
-    verdict and the same unexpected count per expectation; an unedited table sends GX no row."""
-    (tmp_path / "hostile.json").write_text(json.dumps(HOSTILE), encoding="utf-8")
+@pytest.mark.parametrize("partitioned", [True, False])
+def test_the_screened_verdict_is_the_verdict_on_every_row(tmp_path, monkeypatch, partitioned):
+    """80 seeded tables: GX on the screened rows (a partitioned suite) or on every row once the
+    screen keeps one (a suite without partitions) and GX on every row (`everything`) give the
+    same verdict and the same unexpected count per expectation; an unedited table passes
+    without GX."""
+    suite = HOSTILE if partitioned else {
+        **{key: value for key, value in HOSTILE.items() if not key.startswith("partition")},
+        "query": "select * from {schema}.rows",
+    }  # fmt: skip
+    (tmp_path / "hostile.json").write_text(json.dumps(suite), encoding="utf-8")
     con = duckdb.connect()
     con.sql("create schema s")
+    frames = spy(monkeypatch, quality, "validate_frame", lambda frame, _suite: len(frame))
     verdicts = []
     for seed in range(80):
         monkeypatch.setenv("LOFT_CACHE_DIR", str(tmp_path / f"cache{seed}"))
         edits = hostile_table(con, random.Random(seed))
+        frames.clear()
         (screened,) = quality.run_suites(con, "s", "results", tmp_path)
+        to_gx = list(frames)
         (everything,) = quality.run_suites(con, "s", "results", tmp_path, everything=True)
         assert outcome(screened) == outcome(everything), seed
-        assert (screened.n_validated, everything.n_validated, everything.n_to_gx) == (40, 40, None)
-        assert screened.n_to_gx <= 6 and (edits > 0 or screened.n_to_gx == 0), seed
+        assert frames == [*to_gx, 40] and everything.n_to_gx is None, seed
+        if partitioned:
+            assert (screened.n_validated, everything.n_validated) == (40, 40), seed
+            assert screened.n_to_gx <= 6 and to_gx == ([screened.n_to_gx] if screened.n_to_gx else []), seed
+        else:
+            assert to_gx == ([] if screened.n_to_gx == 0 else [40]), seed
+        assert edits > 0 or (screened.n_to_gx, to_gx) == (0, []), seed
         verdicts.append(screened.success)
     assert 15 < sum(verdicts) < 65  # both verdicts are well represented
 
 
 def test_the_scores_suites_send_gx_only_the_suspect_rows(tmp_path, monkeypatch):
-    """The real score suites on warehouse-typed rows: a clean run sends GX no row, a score
-    outside [0, 1] sends it that row, with the verdict GX gives on every row."""
+    """The real score suites on warehouse-typed rows: a clean run passes without GX, a score
+    outside [0, 1] sends GX that row, with the verdict GX gives on every row."""
     monkeypatch.setenv("LOFT_CACHE_DIR", str(tmp_path / "cache"))
     for name in ["results__scores_keys.json", "results__prediction_rows.json", "stored_runs_fingerprint.sql"]:
         shutil.copy(quality.EXPECTATIONS_DIR / name, tmp_path / name)
@@ -99,7 +119,7 @@ def test_the_scores_suites_send_gx_only_the_suspect_rows(tmp_path, monkeypatch):
     frames = spy(monkeypatch, quality, "validate_frame", lambda frame, _suite: len(frame))
     clean = quality.run_suites(con, "s", "results", tmp_path)
     assert [(r.success, r.n_validated, r.n_to_gx) for r in clean] == [(True, 4, 0), (True, 4, 0)]
-    assert frames == [0, 0]
+    assert frames == []
     assert clean[0].summary() == "PASS s results_prediction_rows (4 rows; 0 left by DuckDB's screen went to GX)"
     con.sql(
         "update s_internal.int_turn_scores set value = 1.5, run_fingerprint = 'a2' where system = 'a' and qid = 'q1'"
@@ -107,9 +127,9 @@ def test_the_scores_suites_send_gx_only_the_suspect_rows(tmp_path, monkeypatch):
     con.sql("update s_internal.int_predictions set run_fingerprint = 'a2' where system = 'a'")
     frames.clear()
     (_, broken) = quality.run_suites(con, "s", "results", tmp_path)
-    assert (broken.success, broken.n_validated, broken.n_to_gx, frames) == (False, 2, 1, [0, 1])
+    assert (broken.success, broken.n_validated, broken.n_to_gx, frames) == (False, 2, 1, [1])
     (_, everything) = quality.run_suites(con, "s", "results", tmp_path, everything=True)
-    assert outcome(broken) == outcome(everything) and frames[2:] == [4, 4]
+    assert outcome(broken) == outcome(everything) and frames[1:] == [4, 4]
 
 
 @pytest.mark.parametrize(

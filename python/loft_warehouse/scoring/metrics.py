@@ -20,7 +20,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from loft_warehouse.answers.normalize import (
     answer_tokens,
@@ -177,6 +176,8 @@ def assigned_matches(gold: Sequence[str], pred: Sequence[str]) -> int:
     sum assignment. Inputs are already normalised."""
     if not gold or not pred:
         return 0
+    from scipy.optimize import linear_sum_assignment  # imported here: a second to load, rarely needed
+
     scores = np.array([[float(g in p or p in g) for p in pred] for g in gold])
     rows, cols = linear_sum_assignment(-scores)
     return int(scores[rows, cols].sum())
