@@ -5,15 +5,20 @@ it declines (None) and the Python reader decides, with its own message."""
 from __future__ import annotations
 
 import json
+import math
+import random
+import struct
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
 from loft_warehouse.scoring import bulk_files
 from loft_warehouse.scoring.upstream_files import SCORED_QUERY_SCHEMA, TASK_TYPES, answer_file_queries, prediction_rows
+from tests.spies import spy
 
 
 def _write(path: Path, lines: list[Any]) -> Path:
@@ -153,6 +158,10 @@ def test_hostile_prediction_lines_read_as_python_reads_them(
         ("sql", {"qid": "q", "query_text": "t", "answers": ["flat"], "metadata": {"db_id": "db"}}),
         ("sql", {"qid": "q", "query_text": "t", "answers": [[1]], "metadata": {"db_id": 5}}),
         ("sql", {"qid": "q", "query_text": "t", "answers": [[1]], "metadata": {"sql_query": ["a"]}}),
+        ("sql", {"qid": "q", "query_text": "t", "answers": [[float("nan"), 1]], "metadata": {"db_id": "db"}}),
+        ("sql", {"qid": "q", "query_text": "t", "answers": [["NaN", "-Infinity"]], "metadata": {"db_id": "db"}}),
+        ("retrieval", {"qid": "q", "query_text": "t", "answers": [["d1", float("-inf")]]}),
+        ("rag", {"qid": "q", "query_text": "t", "answers": ["P"], "metadata": {"qrels": [["d", float("inf")]]}}),
     ],
 )  # fmt: skip
 def test_answer_files_read_as_python_reads_them(
@@ -172,3 +181,44 @@ def test_declines_turn_count_differences_to_the_python_reader(tmp_path: Path, mo
     assert bulk_files.prediction_frame(preds, queries, TASK_TYPES["retrieval"][1]) is None
     fast, _ = _both(monkeypatch, answers, preds, "retrieval")
     assert fast[1][1].fewer_turns == 1
+
+
+PLAIN_CELLS = [0, -7, 2**63, 2**64 + 1, 12345678901234567890123, 1.5, -0.0, 1e16, 1e15, 1e-7, 0.1, 3.0, 5e-324,
+               "Paris", "", " a b ", "None", "1.0", True, False, None]  # fmt: skip
+QUOTED_CELLS = ["it's", 'say "x"', "back\\slash", "caf\u00e9", "tab\t", float("nan"), [1], {"k": 1}]
+
+
+def test_sql_rows_of_plain_values_are_written_without_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQL golds and predicted rows of numbers, booleans, nulls and plain ASCII text are written
+    by DuckDB as Python writes them (str() of each row, json.dumps of the answer); a cell with
+    quotes, escapes, non-ASCII text, a nested value or NaN sends its line to Python."""
+    golds = [[[cell, PLAIN_CELLS[-1 - i]] for cell in PLAIN_CELLS] for i in range(3)]
+    answers = _write(tmp_path / "queries.jsonl", [
+        {"qid": f"s{i}", "query_text": "q", "answers": gold, "metadata": {"db_id": "db", "sql_query": "SELECT 1"}}
+        for i, gold in enumerate(golds)
+    ] + [{"qid": "s3", "query_text": "q", "answers": [QUOTED_CELLS[:5]], "metadata": {"db_id": "db"}}])  # fmt: skip
+    preds = _write(tmp_path / "preds.jsonl", [
+        {"qid": "s0", "num_turns": 1, "model_outputs": [[*golds[0], "Paris", 2.5, None]]},
+        {"qid": "s1", "num_turns": 1, "model_outputs": [list(reversed(golds[1]))]},
+        {"qid": "s2", "num_turns": 1, "model_outputs": [[]]},
+        {"qid": "s3", "num_turns": 1, "model_outputs": [[QUOTED_CELLS]]},
+    ])  # fmt: skip
+    golds_to_python = spy(monkeypatch, bulk_files, "_python_gold")
+    turns_to_python = spy(monkeypatch, bulk_files, "_python_turn")
+    fast, _ = _both(monkeypatch, answers, preds, "sql")
+    assert [args[0].startswith('{"qid": "s3"') for args in golds_to_python + turns_to_python] == [True, True]
+    frame = fast[1][0]
+    assert frame.filter(pl.col("qid") == "s0")["given_answers"].to_list()[0][-3:] == ["Paris", "2.5", "None"]
+    assert frame.filter(pl.col("qid") == "s2")["given_answers_json"].to_list() == ["[]"]
+
+
+def test_duckdb_writes_a_double_as_python_repr_does() -> None:
+    """The SQL rendering of floats relies on DuckDB's shortest double text being repr()'s."""
+    rng = random.Random(7)
+    values = [struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(20000)]
+    values += [rng.uniform(-1, 1) * 10.0 ** rng.randrange(-30, 30) for _ in range(20000)]
+    values += [round(rng.uniform(-1e6, 1e6), rng.randrange(8)) for _ in range(20000)]
+    values += [0.0, -0.0, 1e16, 1e15, 9999999999999998.0, 1e-4, 1e-5, 5e-324, 1.7976931348623157e308]
+    values = [v for v in values if math.isfinite(v)]
+    texts = duckdb.sql("select unnest($values)::varchar", params={"values": values}).fetchall()
+    assert [text for (text,) in texts] == [repr(v) for v in values]

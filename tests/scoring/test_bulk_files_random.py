@@ -24,7 +24,8 @@ from tests.scoring.test_bulk_files import _both
 # lone surrogates (written with surrogatepass), an astral character and brackets.
 HOSTILE_TEXT = list("\t\u3000\u00a0\u2028\u0085\n\r\x1f\x00\u200b\ud800\udc00\U0001f600[]")
 PLAIN_TEXT = ["d1", "d2", "doc", " ", "é", "Ω", '"', "\\", "a,b", "'", "None", "1.0"]
-NUMBERS = [0, -7, 2**63, 2**64 + 1, -(2**70), 12345678901234567890123, 1.5, -0.0, 1e16, 1e-7, 2.5e300, 0.1, 3.0]
+NUMBERS = [0, -7, 2**63, 2**64 + 1, -(2**70), 12345678901234567890123, 1.5, -0.0, 1e16, 1e-7, 2.5e300, 0.1, 3.0,
+           1e15, 123456.789, 5e-324, float("nan"), float("-inf")]  # fmt: skip
 QIDS = ["q1", "q2", "q3", "q4", "q 1", "3", "stray"]
 SEEDS = range(120)
 

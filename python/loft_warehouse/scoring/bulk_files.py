@@ -7,9 +7,10 @@ a JSON object without repeated keys, the fields of the expected JSON types, answ
 lists, single-turn answer files, and no refusal, no turn-count difference and no
 --strict-input / --raw-generations. Anything else returns None and the caller reads the file
 with the Python readers, which name the file and line of what they refuse, so messages and
-upstream semantics have one source. Values the fast path cannot render as Python does (a turn
-whose answers are not all plain strings, SQL gold rows) are rendered by the same Python
-functions, from each line's own text.
+upstream semantics have one source. SQL writes str() and json.dumps() of plain values (strings,
+numbers, rows of them); values it cannot write as Python does (text with quotes, escapes or
+non-ASCII characters beside other types, nested values, non-finite numbers) are rendered by the
+same Python functions, from each line's own text.
 """
 
 from __future__ import annotations
@@ -45,12 +46,60 @@ def _json_strings(expr: str) -> str:
     return f"'[' || array_to_string({quoted}, ', ') || ']'"
 
 
-def _connect(path: Path, fields: dict[str, str]) -> duckdb.DuckDBPyConnection | None:
+# A JSON string whose text Python's str(), repr() and json.dumps(ensure_ascii=False) all write
+# plainly: printable ASCII without quotes or backslashes (DuckDB's JSON text holds the value).
+_PLAIN_STRING = r'"[ !#-&(-\[\]-~]*"'
+
+
+def _scalar_text(value: str, form: str) -> str:
+    """str(), repr() (form "repr") or json.dumps() (form "json") of a JSON scalar as Python
+    writes it after json.loads; NULL for anything else (an array, an object, a string that is
+    not plain, a number that is not finite). An integer keeps its digits (DuckDB keeps a big
+    one's text); a float is written by DuckDB, whose shortest double text is Python's repr."""
+    text = f"{value}::varchar"
+    inner = f"substring({text}, 2, length({text}) - 2)"
+    string = {"json": text, "repr": f"chr(39) || {inner} || chr(39)", "str": inner}[form]
+    true, false, null = ("true", "false", "null") if form == "json" else ("True", "False", "None")
+    return f"""case json_type({value})
+        when 'VARCHAR' then case when regexp_full_match({text}, '{_PLAIN_STRING}') then {string} end
+        when 'BIGINT' then {text}
+        when 'UBIGINT' then {text}
+        when 'DOUBLE' then case when regexp_full_match({text}, '-?[0-9]+') then {text}
+                                when isfinite({value}::double) then ({value}::double)::varchar end
+        when 'BOOLEAN' then case when {text} = 'true' then '{true}' else '{false}' end
+        when 'NULL' then '{null}'
+    end"""
+
+
+def _joined(items: str, name: str) -> str:
+    """'[' + ', '.join(items) + ']', NULL when an item is NULL (name: the lambda's variable)."""
+    return (
+        f"list_transform([{items}], lambda {name}: case when list_count({name}) = len({name})"
+        f" then '[' || array_to_string({name}, ', ') || ']' end)[1]"
+    )
+
+
+def _python_texts(expr: str, form: str) -> str:
+    """Of a JSON array of scalars and arrays of scalars (SQL rows, or a turn's answers): each
+    item's str() as a list (form "str"), or the array's json.dumps() (form "json"), as Python
+    writes them after json.loads (a row's str() is the repr of its cells); NULL when an item
+    is not one _scalar_text writes."""
+    cell_form = "json" if form == "json" else "repr"
+    cells = f"list_transform(json_extract(item, '$[*]'), lambda cell: {_scalar_text('cell', cell_form)})"
+    item = f"case when json_type(item) = 'ARRAY' then {_joined(cells, 'row')} else {_scalar_text('item', form)} end"
+    items = f"list_transform(json_extract({expr}, '$[*]'), lambda item: {item})"
+    if form == "json":
+        return _joined(items, "texts")
+    return f"list_transform([{items}], lambda texts: case when list_count(texts) = len(texts) then texts end)[1]"
+
+
+def _connect(path: Path, fields: dict[str, str], allow_nan: bool) -> duckdb.DuckDBPyConnection | None:
     """A connection holding the file's non-blank lines as `records` (line, text, and each field:
     the JSON at its path, parsed once), or None when the file is not one the fast path reads
     (gzip, not UTF-8, a line over the cap, malformed JSON, a repeated key at the top or under
-    `metadata`, a surrogate escape). A line that is not an object has no fields, which the
-    callers' checks refuse."""
+    `metadata`, a surrogate escape, and without allow_nan a NaN or Infinity, which DuckDB reads
+    and readers.loads refuses; a string holding those words also declines). A line that is not
+    an object has no fields, which the callers' checks refuse."""
     if path.suffix == ".gz" or not path.is_file():
         return None
     con = settings.limit_memory(duckdb.connect(), Path(tempfile.gettempdir()) / f"loft-spill-{uuid.uuid4().hex}")
@@ -75,6 +124,7 @@ def _connect(path: Path, fields: dict[str, str]) -> duckdb.DuckDBPyConnection | 
                 line, text, {extracted},
                 strlen(text) > $cap or (contains(text, '\\u') and regexp_matches(text, $awkward))
                     or len(keys) <> len(list_distinct(keys)) or len(meta_keys) <> len(list_distinct(meta_keys))
+                    or (not $allow_nan and regexp_matches(text, 'NaN|Infinity'))
                     as is_odd
             from (
                 select
@@ -88,6 +138,7 @@ def _connect(path: Path, fields: dict[str, str]) -> duckdb.DuckDBPyConnection | 
                 "paths": [fields[name] for name in names],
                 "cap": max_line_bytes(),
                 "awkward": _AWKWARD_ESCAPE,
+                "allow_nan": allow_nan,
             },
         )
         con.execute("drop table lines")
@@ -220,7 +271,7 @@ def write_answer_file(path: Path, task: str, dataset: str, split: str, multi_ans
     needs the Python reader (nothing is written then)."""
     if path.suffix == ".json" or task not in _ANSWER_SHAPES:
         return False
-    con = _connect(path, ANSWER_FIELDS)
+    con = _connect(path, ANSWER_FIELDS, allow_nan=False)
     if con is None:
         return False
     try:
@@ -265,7 +316,8 @@ def _write_answer_file(
                     {gold_list} as gold_list,
                     qid ->> '$' as qid_text,
                     query_text ->> '$' as question,
-                    {"db_id ->> '$'" if sql else "null::varchar"} as db_name
+                    {"db_id ->> '$'" if sql else "null::varchar"} as db_name,
+                    {_python_texts("answers", "json") if sql else "null::varchar"} as rows_json
                 from records
             )
             select
@@ -278,8 +330,9 @@ def _write_answer_file(
                 0::bigint as turn,
                 1::bigint as n_turns,
                 loft_python_strip(question) as query_text,
-                case when gold_list is not null and not {_has_control("gold_list")}
-                     then {gold_json} else py_gold(text, $task) end as gold,
+                case when gold_list is not null and not {_has_control("gold_list")} then {gold_json}
+                     when rows_json is not null then rows_json
+                     else py_gold(text, $task) end as gold,
                 gold_pids,
                 db_name as db_id,
                 {"sql_query ->> '$'" if sql else "null::varchar"} as gold_sql,
@@ -322,7 +375,7 @@ def prediction_frame(
     upstream semantics did (upstream_files.Summary's fields), as prediction_rows makes them
     without --strict-input or --raw-generations; None when the file needs the Python reader
     (a line it refuses, a turn-count difference, a string turn, ...)."""
-    con = _connect(path, PREDICTION_FIELDS)
+    con = _connect(path, PREDICTION_FIELDS, allow_nan=True)
     if con is None:
         return None
     try:
@@ -393,8 +446,8 @@ def _prediction_frame(
     stray, truncated, refused, unanswered, answered = counts
     if refused or not answered:
         return None
-    # Each scored turn once, in file order, with the strings the SQL renders and, only where it
-    # cannot, the line's text for Python. Then nothing else is needed: the fetch below reads
+    # Each scored turn once, in file order, with the strings and texts the SQL renders and, only
+    # where it cannot, the line's text for Python. Then nothing else is needed: the fetch below reads
     # this table alone, in insertion order, with every other table dropped.
     con.execute(
         f"""
@@ -412,11 +465,19 @@ def _prediction_frame(
                 case when {_all("output", "VARCHAR")} and not {_has_control("output")}
                      then {_strings("output")} end as strings
             from expanded
+        ),
+        rendered as (
+            select
+                *,
+                case when strings is null then {_python_texts("output", "str")} end as sql_answers,
+                case when strings is null then {_python_texts("output", "json")} end as sql_answers_json
+            from typed
         )
         select
             line, first_line, query_qid, expected, turn, json_type(output) as output_type, strings,
-            case when strings is null then text end as text
-        from typed
+            sql_answers, sql_answers_json,
+            case when strings is null and (sql_answers is null or sql_answers_json is null) then text end as text
+        from rendered
         order by first_line, turn;
 
         drop table records;
@@ -431,7 +492,7 @@ def _prediction_frame(
     frame = con.execute(
         f"""
         with rendered as (
-            select *, case when strings is null then py_turn(text, turn) end as from_python
+            select *, case when text is not null then py_turn(text, turn) end as from_python
             from turns
         )
         select
@@ -439,8 +500,8 @@ def _prediction_frame(
             turn,
             expected as n_turns,
             null::varchar as raw_text,
-            coalesce(from_python.answers, strings) as given_answers,
-            coalesce(from_python.answers_json, {_json_strings("strings")}) as given_answers_json,
+            coalesce(from_python.answers, sql_answers, strings) as given_answers,
+            coalesce(from_python.answers_json, sql_answers_json, {_json_strings("strings")}) as given_answers_json,
             null::varchar as gold_loft,
             'pid' as id_space,
             $file as import_file,
