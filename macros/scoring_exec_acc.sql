@@ -53,76 +53,96 @@
 {%- endmacro %}
 
 
-{# normalize_cell_loft of one cell given as JSON text (SQL NULL for JSON null): told apart by
-   the text's first character, so that no cell is parsed more than once. #}
-{% macro scoring_exec_cell_loft(c) -%}
+{# What both rules read of one cell given as JSON text (SQL NULL for JSON null), in three steps
+   so that nothing is computed twice: c, the JSON text; s, a string's characters (unescaped only
+   when it holds an escape); t, s stripped; then whether s is printable ASCII, whether t is a
+   float() that SQL reads alike, whether t may be one with underscores, t in lower case, and d,
+   the number as a double. #}
+{% macro scoring_exec_cell_read(c) -%}
+    {'c': {{ c }}, 's': case when starts_with({{ c }}, '"') then {{ scoring_exec_string(c) }} end}
+{%- endmacro %}
+
+{% macro scoring_exec_cell_trimmed(x) -%}
+    {'c': {{ x }}.c, 's': {{ x }}.s, 't': trim({{ x }}.s)}
+{%- endmacro %}
+
+{% macro scoring_exec_cell_parsed(x) -%}
+    {
+        'c': {{ x }}.c,
+        's': {{ x }}.s,
+        't': {{ x }}.t,
+        'printable': regexp_full_match({{ x }}.s, '[\x20-\x7e]*'),
+        'number': {{ scoring_exec_number_text(x ~ '.t') }},
+        'underscored': {{ scoring_exec_underscored(x ~ '.t') }},
+        'lower': lower({{ x }}.t),
+        'd': case when {{ x }}.s is null then try_cast({{ x }}.c as double) else try_cast({{ x }}.t as double) end
+    }
+{%- endmacro %}
+
+
+{# normalize_cell_loft of a parsed cell: a text cell is float() when it reads one, else
+   stripped, lower case; told apart by the JSON text's first character. #}
+{% macro scoring_exec_cell_loft(x) -%}
     case
-        when {{ c }} is null then 'none'
-        when starts_with({{ c }}, '"') then {{ scoring_exec_text_loft(scoring_exec_string(c)) }}
-        when {{ c }} = 'true' then '1.00'
-        when {{ c }} = 'false' then '0.00'
-        when starts_with({{ c }}, '[') or starts_with({{ c }}, '{') then null
-        else {{ scoring_exec_two_decimals('try_cast(' ~ c ~ ' as double)', c) }}
+        when {{ x }}.c is null then 'none'
+        when {{ x }}.s is not null then case
+            when not {{ x }}.printable then null
+            when {{ x }}.number then {{ scoring_exec_two_decimals(x ~ '.d', x ~ '.t') }}
+            when {{ x }}.lower in ('inf', '+inf', 'infinity', '+infinity') then 'inf'
+            when {{ x }}.lower in ('-inf', '-infinity') then '-inf'
+            when {{ x }}.lower in ('nan', '+nan', '-nan') then 'nan'
+            when {{ x }}.underscored then null
+            else {{ x }}.lower
+        end
+        when {{ x }}.c = 'true' then '1.00'
+        when {{ x }}.c = 'false' then '0.00'
+        when starts_with({{ x }}.c, '[') or starts_with({{ x }}.c, '{') then null
+        else {{ scoring_exec_two_decimals(x ~ '.d', x ~ '.c') }}
     end
 {%- endmacro %}
 
 
-{# normalize_cell_loft of a text cell: float() when it reads one, else stripped, lower case. #}
-{% macro scoring_exec_text_loft(s) -%}
+{# exec_accuracy._strict_cell of a parsed cell, as a comparable text: 'n:' and the double's
+   shortest text (negative zero as zero), 't:' and the stripped text, 'z' for None; a text
+   cell is a finite float() by value, anything else its stripped text. #}
+{% macro scoring_exec_cell_strict(x) -%}
     case
-        when not regexp_full_match({{ s }}, '[\x20-\x7e]*') then null
-        when {{ scoring_exec_number_text('trim(' ~ s ~ ')') }}
-            then {{ scoring_exec_two_decimals('try_cast(trim(' ~ s ~ ') as double)', 'trim(' ~ s ~ ')') }}
-        when lower(trim({{ s }})) in ('inf', '+inf', 'infinity', '+infinity') then 'inf'
-        when lower(trim({{ s }})) in ('-inf', '-infinity') then '-inf'
-        when lower(trim({{ s }})) in ('nan', '+nan', '-nan') then 'nan'
-        when {{ scoring_exec_underscored('trim(' ~ s ~ ')') }} then null
-        else lower(trim({{ s }}))
-    end
-{%- endmacro %}
-
-
-{# exec_accuracy._strict_cell of one cell given as JSON text, as a comparable text: 'n:' and
-   the double's shortest text (negative zero as zero), 't:' and the stripped text, 'z' for None. #}
-{% macro scoring_exec_cell_strict(c) -%}
-    case
-        when {{ c }} is null then 'z'
-        when starts_with({{ c }}, '"') then {{ scoring_exec_text_strict(scoring_exec_string(c)) }}
-        when {{ c }} = 'true' then 'n:1.0'
-        when {{ c }} = 'false' then 'n:0.0'
-        when starts_with({{ c }}, '[') or starts_with({{ c }}, '{') then null
-        when abs(try_cast({{ c }} as double)) < 9007199254740992
-            then 'n:' || (try_cast({{ c }} as double) + 0.0)::varchar
-    end
-{%- endmacro %}
-
-
-{# _strict_cell of a text cell: a finite float() by value, anything else as stripped text. #}
-{% macro scoring_exec_text_strict(s) -%}
-    case
-        when not regexp_full_match({{ s }}, '[\x20-\x7e]*') then null
-        when {{ scoring_exec_number_text('trim(' ~ s ~ ')') }}
-            then case
-                when try_cast(trim({{ s }}) as double) is null then null
-                when isfinite(try_cast(trim({{ s }}) as double))
-                    then 'n:' || (try_cast(trim({{ s }}) as double) + 0.0)::varchar
-                else 't:' || trim({{ s }})
+        when {{ x }}.c is null then 'z'
+        when {{ x }}.s is not null then case
+            when not {{ x }}.printable then null
+            when {{ x }}.number then case
+                when {{ x }}.d is null then null
+                when isfinite({{ x }}.d) then 'n:' || ({{ x }}.d + 0.0)::varchar
+                else 't:' || {{ x }}.t
             end
-        when {{ scoring_exec_underscored('trim(' ~ s ~ ')') }} then null
-        else 't:' || trim({{ s }})
+            when {{ x }}.underscored then null
+            else 't:' || {{ x }}.t
+        end
+        when {{ x }}.c = 'true' then 'n:1.0'
+        when {{ x }}.c = 'false' then 'n:0.0'
+        when starts_with({{ x }}.c, '[') or starts_with({{ x }}.c, '{') then null
+        when abs({{ x }}.d) < 9007199254740992 then 'n:' || ({{ x }}.d + 0.0)::varchar
     end
 {%- endmacro %}
 
 
-{# Rows of JSON cells as one rule reads them (a list of lists of texts), NULL when a cell or a
-   row (empty) is Python's to read. #}
-{% macro scoring_exec_cells(rows, rule) -%}
+{# Rows of JSON cells as both rules read them: rows of {'loft', 'strict'} texts, NULL when a row
+   is empty (Python's to read); a cell's text is NULL where Python must read it. #}
+{% macro scoring_exec_cells(rows) -%}
     case when {{ rows }} is not null
               and list_bool_and(list_transform({{ rows }}, lambda r: len(r) > 0) || [true])
-         then list_transform({{ rows }}, lambda r: list_transform(r, lambda c:
-              {%- if rule == 'loft' %} {{ scoring_exec_cell_loft('c') }} {% else %} {{ scoring_exec_cell_strict('c') }} {% endif -%}
-              ))
+         then list_transform({{ rows }}, lambda r: list_transform(list_transform(list_transform(list_transform(r,
+                  lambda c: {{ scoring_exec_cell_read('c') }}),
+                  lambda x: {{ scoring_exec_cell_trimmed('x') }}),
+                  lambda x: {{ scoring_exec_cell_parsed('x') }}),
+                  lambda x: {'loft': {{ scoring_exec_cell_loft('x') }}, 'strict': {{ scoring_exec_cell_strict('x') }}}))
     end
+{%- endmacro %}
+
+
+{# One rule's texts of rows read by scoring_exec_cells. #}
+{% macro scoring_exec_rule_cells(cells, rule) -%}
+    list_transform({{ cells }}, lambda r: list_transform(r, lambda x: x.{{ rule }}))
 {%- endmacro %}
 
 
@@ -170,11 +190,13 @@
 
 
 {# The relation's rows (gold_loft, answer_loft_json, gold, answer_strict_json, gold_is_ordered)
-   with exec_acc_in_sql: both rules' accuracy in SQL, each NULL where Python must decide. #}
+   with exec_acc_in_sql: both rules' accuracy in SQL, each NULL where Python must decide. A side
+   (gold, answer) whose two rules read the same text (the usual case) is parsed and read once. #}
 {% macro scoring_exec_acc_in_sql(relation) -%}
-    {%- set parts = [('gold_loft', 'gold_loft', 'loft'), ('answer_loft', 'answer_loft_json', 'loft'),
-                     ('gold_strict', 'gold', 'strict'), ('answer_strict', 'answer_strict_json', 'strict')] -%}
-    {%- set names = parts | map(attribute=0) | list -%}
+    {%- set sides = [('gold', 'gold_loft', 'gold'), ('answer', 'answer_loft_json', 'answer_strict_json')] -%}
+    {%- set names = ['gold_loft', 'answer_loft', 'gold_strict', 'answer_strict'] -%}
+    {%- set sides_loft = sides | map(attribute=1) | list -%}
+    {%- set sides_strict = sides | map(attribute=2) | list -%}
     {#- One step per subquery, so that no step's lists are computed twice. #}
     select
         * exclude (cells_{{ names | join(', cells_') }}),
@@ -185,25 +207,39 @@
     from (
         select
             * exclude (read_{{ names | join(', read_') }}),
-            {%- for name, _, rule in parts %}
+            {%- for name in names %}
             case when {{ scoring_exec_known('read_' ~ name) }}
-                 then {% if rule == 'loft' %}list_transform(read_{{ name }}, lambda r: {{ scoring_exec_cell_set('r') }})
+                 then {% if name.endswith('_loft') %}list_transform(read_{{ name }}, lambda r: {{ scoring_exec_cell_set('r') }})
                       {%- else %}read_{{ name }}{% endif %}
             end as cells_{{ name }}{{ ',' if not loop.last }}
             {%- endfor %}
         from (
             select
-                * exclude (rows_{{ names | join(', rows_') }}),
-                {%- for name, _, rule in parts %}
-                {{ scoring_exec_cells('rows_' ~ name, rule) }} as read_{{ name }}{{ ',' if not loop.last }}
+                * exclude (read_{{ sides | map(attribute=0) | join(', read_') }}, other_{{ sides | map(attribute=0) | join(', other_') }}),
+                {%- for side, _, _ in sides %}
+                {{ scoring_exec_rule_cells('read_' ~ side, 'loft') }} as read_{{ side }}_loft,
+                case when {{ sides_strict[loop.index0] }} is not distinct from {{ sides_loft[loop.index0] }}
+                     then {{ scoring_exec_rule_cells('read_' ~ side, 'strict') }}
+                     else {{ scoring_exec_rule_cells('other_' ~ side, 'strict') }} end as read_{{ side }}_strict
+                {{- ',' if not loop.last }}
                 {%- endfor %}
             from (
                 select
-                    *,
-                    {%- for name, column, _ in parts %}
-                    {{ scoring_exec_rows(column) }} as rows_{{ name }}{{ ',' if not loop.last }}
+                    * exclude (rows_{{ sides | map(attribute=0) | join(', rows_') }}, other_rows_{{ sides | map(attribute=0) | join(', other_rows_') }}),
+                    {%- for side, _, _ in sides %}
+                    {{ scoring_exec_cells('rows_' ~ side) }} as read_{{ side }},
+                    {{ scoring_exec_cells('other_rows_' ~ side) }} as other_{{ side }}{{ ',' if not loop.last }}
                     {%- endfor %}
-                from {{ relation }}
+                from (
+                    select
+                        *,
+                        {%- for side, loft, strict in sides %}
+                        {{ scoring_exec_rows(loft) }} as rows_{{ side }},
+                        case when {{ strict }} is distinct from {{ loft }} then {{ scoring_exec_rows(strict) }} end
+                            as other_rows_{{ side }}{{ ',' if not loop.last }}
+                        {%- endfor %}
+                    from {{ relation }}
+                )
             )
         )
     )
