@@ -15,7 +15,8 @@ from tests.scoring.sqlkit import Scenario, connect, macros
 
 TEXTS = [
     "abc", "ABC", "Garden", "", " ", "\t x", "Café", "\u0663", "\u00a012", "None", "none", "True", "x y", "1_000",
-    "1__0", "_1", "1e5", ".5", "+.5", "1.", "-0", "-0.0", " -0.001 ", "inf", "-Infinity", "nan", "NaN ", "+nan",
+    "1__0", "_1", "1e5", ".5", "+.5", "1.", "-0", "-0.0", " -0.001 ", "inf", "-Infinity", "-inf", " Infinity",
+    "nan", "NaN ", "+nan",
     "1e400", "-1e400", "00012", "12abc", "0x10", "1,000", "e5", ".", "-", "1.5E+3", " 7 ", "2.675", "0.125", "1e12",
     "999999999999.995", "123456789012345678901234567890", "\x1c5", "5\n", "\u017f", "\u212a", 'a "quoted" \\ b',
 ]  # fmt: skip
@@ -24,6 +25,9 @@ NUMBERS = [
     1.005, -0.0, -0.001, 0.004999, 1e12, 999999999999.995, 1e-300, float("nan"), float("inf"), float("-inf"),
     5e-324, 1e22, 0.1 + 0.2,
 ]  # fmt: skip
+# Other spellings of the same float() a model may write.
+SPELLINGS = {"inf": "+Infinity", "-Infinity": "-inf", "-inf": "-infinity", "Infinity": "inf", "nan": "NaN",
+             "NaN": "-nan", "1e5": "100000", "-0": "0.0", "1.": "1.0"}  # fmt: skip
 Case = tuple[str, str, str, str, bool]
 
 
@@ -58,7 +62,7 @@ def _reformatted(rng: random.Random, cell: Any) -> Any:
     if isinstance(cell, int | float):
         as_float = float(cell) if abs(cell) < 1e300 else cell
         return rng.choice([str(cell), f" {cell} ", as_float, f"{cell}".upper()])
-    return rng.choice([cell.upper(), cell.lower(), f" {cell}", cell.strip()])
+    return rng.choice([cell.upper(), cell.lower(), f" {cell}", cell.strip(), SPELLINGS.get(cell.strip(), cell)])
 
 
 def _answer(rng: random.Random, gold: list[list[Any]]) -> Any:
