@@ -195,8 +195,6 @@
 {% macro scoring_exec_acc_in_sql(relation) -%}
     {%- set sides = [('gold', 'gold_loft', 'gold'), ('answer', 'answer_loft_json', 'answer_strict_json')] -%}
     {%- set names = ['gold_loft', 'answer_loft', 'gold_strict', 'answer_strict'] -%}
-    {%- set sides_loft = sides | map(attribute=1) | list -%}
-    {%- set sides_strict = sides | map(attribute=2) | list -%}
     {#- One step per subquery, so that no step's lists are computed twice. #}
     select
         * exclude (cells_{{ names | join(', cells_') }}),
@@ -216,9 +214,9 @@
         from (
             select
                 * exclude (read_{{ sides | map(attribute=0) | join(', read_') }}, other_{{ sides | map(attribute=0) | join(', other_') }}),
-                {%- for side, _, _ in sides %}
+                {%- for side, loft, strict in sides %}
                 {{ scoring_exec_rule_cells('read_' ~ side, 'loft') }} as read_{{ side }}_loft,
-                case when {{ sides_strict[loop.index0] }} is not distinct from {{ sides_loft[loop.index0] }}
+                case when {{ strict }} is not distinct from {{ loft }}
                      then {{ scoring_exec_rule_cells('read_' ~ side, 'strict') }}
                      else {{ scoring_exec_rule_cells('other_' ~ side, 'strict') }} end as read_{{ side }}_strict
                 {{- ',' if not loop.last }}

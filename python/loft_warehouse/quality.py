@@ -153,8 +153,7 @@ def _screened_pass(con: duckdb.DuckDBPyConnection, suite: dict, schema: str, que
     """The pass of a suite whose rows DuckDB's screen (see _screen) finds none to keep: no row
     that any expectation could count as unexpected, so GX's verdict is a pass. None when the
     suite has no screen or a row is kept (GX then validates as without the screen)."""
-    relation = con.sql(query)
-    screen = _screen(suite, {name: kind.id for name, kind in zip(relation.columns, relation.types, strict=True)})
+    screen = _screen(suite, _column_kinds(con.sql(query)))
     if screen is None:
         return None
     counted = con.sql(
@@ -164,6 +163,11 @@ def _screened_pass(con: duckdb.DuckDBPyConnection, suite: dict, schema: str, que
     assert counted is not None
     n_rows, n_kept = counted
     return None if n_kept else SuiteResult(suite["name"], schema, n_rows, True, n_to_gx=0)
+
+
+def _column_kinds(relation: duckdb.DuckDBPyRelation) -> dict[str, str]:
+    """Each column's DuckDB type id (varchar, double, ...), as _screen reads them."""
+    return {name: kind.id for name, kind in zip(relation.columns, relation.types, strict=True)}
 
 
 # GX holds a frame in pandas: a partitioned suite's rows go to it in slices of at most this many.
@@ -183,8 +187,7 @@ def _run_partitioned(con: duckdb.DuckDBPyConnection, schema: str, suite: dict, e
     query = _partitioned_query(suite, schema, None)
     relation = con.sql(query)
     shape = [[name, str(kind)] for name, kind in zip(relation.columns, relation.types, strict=True)]
-    kinds: dict[str, str] = {name: kind.id for name, kind in zip(relation.columns, relation.types, strict=True)}
-    screen = None if everything else _screen(suite, kinds)
+    screen = None if everything else _screen(suite, _column_kinds(relation))
     fingerprints = _fingerprints(con, suite, schema, query)
     entries = [frame_cache.key_of("quality-partition", [suite, shape, row]) for row in fingerprints.iter_rows()]
     kept = {} if everything else _kept_row_counts(entries)

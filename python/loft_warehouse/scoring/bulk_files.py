@@ -71,12 +71,14 @@ def _scalar_text(value: str, form: str) -> str:
     end"""
 
 
+def _when_complete(items: str, name: str, value: str) -> str:
+    """`value` of the list `items` (bound to the lambda variable `name`), NULL when an item is NULL."""
+    return f"list_transform([{items}], lambda {name}: case when list_count({name}) = len({name}) then {value} end)[1]"
+
+
 def _joined(items: str, name: str) -> str:
-    """'[' + ', '.join(items) + ']', NULL when an item is NULL (name: the lambda's variable)."""
-    return (
-        f"list_transform([{items}], lambda {name}: case when list_count({name}) = len({name})"
-        f" then '[' || array_to_string({name}, ', ') || ']' end)[1]"
-    )
+    """'[' + ', '.join(items) + ']', NULL when an item is NULL."""
+    return _when_complete(items, name, f"'[' || array_to_string({name}, ', ') || ']'")
 
 
 def _python_texts(expr: str, form: str) -> str:
@@ -90,7 +92,7 @@ def _python_texts(expr: str, form: str) -> str:
     items = f"list_transform(json_extract({expr}, '$[*]'), lambda item: {item})"
     if form == "json":
         return _joined(items, "texts")
-    return f"list_transform([{items}], lambda texts: case when list_count(texts) = len(texts) then texts end)[1]"
+    return _when_complete(items, "texts", "texts")
 
 
 def _connect(path: Path, fields: dict[str, str], allow_nan: bool) -> duckdb.DuckDBPyConnection | None:
