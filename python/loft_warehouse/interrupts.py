@@ -5,11 +5,13 @@ handler, and in a dbt process it does not even wake up: it waits for the running
 native library there re-installs the SIGINT handler with SA_RESTART, so the wait is resumed),
 so a model blocked in a long local prefill or a slow API call kept a run alive for minutes.
 The C-level handler still writes the signal number to Python's wakeup fd the moment it runs, so
-`arm()` sets that fd from the main thread (scheduled there with Py_AddPendingCall when called
-elsewhere; the dbt plugin arms it while dbt starts) and a watcher thread reading the other end
-sets STOP. The runner's workers, its retry backoff and the local provider's prefill check STOP
-between steps and stop with `Interrupted`, whose message says how to resume; every response
-already returned is in the durable store by then.
+`listen()` sets that fd from the main thread (scheduled there with Py_AddPendingCall when called
+elsewhere) and a watcher thread reading the other end sets STOP. The runner's workers, its retry
+backoff and the local provider's prefill check STOP between steps and stop with `Interrupted`,
+whose message says how to resume; every response already returned is in the durable store by then.
+Only `arm()`, as a dbt invocation starts (the dbt plugin), forgets an earlier Ctrl-C: a model's
+run merely listens, so one started beside or after the Ctrl-C stops as well (clearing STOP per
+model once let a model starting a moment later undo the stop of one already waiting on a call).
 """
 
 from __future__ import annotations
@@ -52,9 +54,14 @@ def _set_wakeup_fd(write_end: int) -> bool:
 
 
 def arm() -> None:
-    """Make the next Ctrl-C set STOP, clearing an earlier one (a new run in a long-lived
-    process); the fd and the watcher are set up once per process, from any thread."""
+    """A new run in this process (a dbt invocation): forget an earlier Ctrl-C, then listen."""
     STOP.clear()
+    listen()
+
+
+def listen() -> None:
+    """Make a Ctrl-C set STOP, keeping one already received; the fd and the watcher are set up
+    once per process, from any thread."""
     with _armed:
         if "pipe" in _state:
             return

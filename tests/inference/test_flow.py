@@ -152,7 +152,7 @@ def test_ctrl_c_stops_map_stoppable_without_waiting_for_a_call_in_flight(monkeyp
     assert sorted(started) == [0, 1]
 
 
-def test_ctrl_c_sets_stop_through_the_wakeup_fd_and_a_new_run_clears_it(monkeypatch):
+def test_ctrl_c_sets_stop_through_the_wakeup_fd_and_only_a_new_invocation_clears_it(monkeypatch):
     monkeypatch.setattr(interrupts, "STOP", threading.Event())
     interrupts.arm()  # the main thread here: the fd is set directly
     received: list[int] = []
@@ -161,6 +161,8 @@ def test_ctrl_c_sets_stop_through_the_wakeup_fd_and_a_new_run_clears_it(monkeypa
         os.kill(os.getpid(), signal.SIGINT)
         assert interrupts.STOP.wait(5)
         assert received == [signal.SIGINT]
+        interrupts.listen()  # a model starting after the Ctrl-C keeps it
+        assert interrupts.STOP.is_set()
         interrupts.arm()
         assert not interrupts.STOP.is_set()
     finally:

@@ -141,7 +141,8 @@ def test_ctrl_c_stops_a_local_run_and_says_how_to_resume(tmp_path, store, monkey
     from loft_warehouse import interrupts
 
     monkeypatch.setattr(interrupts, "STOP", threading.Event())
-    monkeypatch.setattr(interrupts, "arm", interrupts.STOP.set)  # Ctrl-C as the run starts
+    interrupts.arm()
+    interrupts.STOP.set()  # Ctrl-C while another model of the build runs: this run stops too
     prompts = pl.DataFrame([prompt_row("p", f"q{i}", f"Question: {q}\nAnswer: ") for i, q in enumerate(QUESTIONS)])
     with pytest.raises(interrupts.Interrupted, match="interrupted after 0 response"):
         runner.run(

@@ -6,10 +6,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import polars as pl
+import pytest
 
+from loft_warehouse import interrupts
 from loft_warehouse.inference import runner
 from loft_warehouse.inference.store import ResponseStore
 from loft_warehouse.settings import PROJECT_ROOT
@@ -90,3 +93,16 @@ def test_rows_with_the_same_messages_share_one_call(tmp_path, api_env, store):
     assert len(api_env.state.generation_requests()) == 3
     by_text = frame.group_by("qid").agg(pl.col("raw_text").n_unique())
     assert by_text["raw_text"].to_list() == [1, 1, 1]
+
+
+def test_a_run_starting_after_its_builds_ctrl_c_sends_nothing(tmp_path, api_env, store, monkeypatch):
+    """A Ctrl-C while one model of a build waits on a call stops the models that start after it:
+    only a new invocation (interrupts.arm, as dbt starts) forgets it."""
+    monkeypatch.setattr(interrupts, "STOP", threading.Event())
+    interrupts.arm()
+    interrupts.STOP.set()
+    systems = systems_from(tmp_path, [openai_system(concurrency=CONCURRENCY)])
+    with pytest.raises(interrupts.Interrupted, match="interrupted after 0 response"):
+        runner.run(inputs(make_prompts(5, 0)), systems, store, "128k", {})
+    assert api_env.state.generation_requests() == []
+    assert store.count() == 0

@@ -372,7 +372,7 @@ class SystemRun:
         self.provider = self.system.kind.make(self.system, self.inputs)
         label = self.system.name if self.report_as == self.system.name else f"{self.system.name} for {self.report_as}"
         self.progress = Progress(f"inference {label}", n_pending, self.emit)
-        interrupts.arm()
+        interrupts.listen()
         try:
             results = map_stoppable(self.converse, conversations, self.workers())
         except interrupts.Interrupted as exc:
