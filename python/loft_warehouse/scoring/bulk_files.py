@@ -51,24 +51,30 @@ def _json_strings(expr: str) -> str:
 _PLAIN_STRING = r'"[ !#-&(-\[\]-~]*"'
 
 
-def _scalar_text(value: str, form: str) -> str:
-    """str(), repr() (form "repr") or json.dumps() (form "json") of a JSON scalar as Python
-    writes it after json.loads; NULL for anything else (an array, an object, a string that is
-    not plain, a number that is not finite). An integer keeps its digits (DuckDB keeps a big
-    one's text); a float is written by DuckDB, whose shortest double text is Python's repr."""
+def _scalar_json(value: str) -> str:
+    """json.dumps() of a JSON scalar as Python writes it after json.loads; NULL for anything
+    else (an array, an object, a string that is not plain, a number that is not finite). An
+    integer keeps its digits (DuckDB keeps a big one's text); a float is written by DuckDB,
+    whose shortest double text is Python's repr."""
     text = f"{value}::varchar"
-    inner = f"substring({text}, 2, length({text}) - 2)"
-    string = {"json": text, "repr": f"chr(39) || {inner} || chr(39)", "str": inner}[form]
-    true, false, null = ("true", "false", "null") if form == "json" else ("True", "False", "None")
     return f"""case json_type({value})
-        when 'VARCHAR' then case when regexp_full_match({text}, '{_PLAIN_STRING}') then {string} end
+        when 'VARCHAR' then case when regexp_full_match({text}, '{_PLAIN_STRING}') then {text} end
         when 'BIGINT' then {text}
         when 'UBIGINT' then {text}
         when 'DOUBLE' then case when regexp_full_match({text}, '-?[0-9]+') then {text}
                                 when isfinite({value}::double) then ({value}::double)::varchar end
-        when 'BOOLEAN' then case when {text} = 'true' then '{true}' else '{false}' end
-        when 'NULL' then '{null}'
+        when 'BOOLEAN' then {text}
+        when 'NULL' then 'null'
     end"""
+
+
+def _python_scalar(json_text: str, form: str) -> str:
+    """str() (form "str") or repr() (form "repr") of a scalar from the text _scalar_json wrote:
+    the same text but for a plain string's quotes and the names of true, false and null."""
+    inner = f"substring({json_text}, 2, length({json_text}) - 2)"
+    string = inner if form == "str" else f"chr(39) || {inner} || chr(39)"
+    return f"""case left({json_text}, 1) when '"' then {string}
+        when 't' then 'True' when 'f' then 'False' when 'n' then 'None' else {json_text} end"""
 
 
 def _when_complete(items: str, name: str, value: str) -> str:
@@ -81,18 +87,50 @@ def _joined(items: str, name: str) -> str:
     return _when_complete(items, name, f"'[' || array_to_string({name}, ', ') || ']'")
 
 
-def _python_texts(expr: str, form: str) -> str:
-    """Of a JSON array of scalars and arrays of scalars (SQL rows, or a turn's answers): each
-    item's str() as a list (form "str"), or the array's json.dumps() (form "json"), as Python
-    writes them after json.loads (a row's str() is the repr of its cells); NULL when an item
-    is not one _scalar_text writes."""
-    cell_form = "json" if form == "json" else "repr"
-    cells = f"list_transform(json_extract(item, '$[*]'), lambda cell: {_scalar_text('cell', cell_form)})"
-    item = f"case when json_type(item) = 'ARRAY' then {_joined(cells, 'row')} else {_scalar_text('item', form)} end"
-    items = f"list_transform(json_extract({expr}, '$[*]'), lambda item: {item})"
-    if form == "json":
-        return _joined(items, "texts")
-    return _when_complete(items, "texts", "texts")
+def _struct(fields: dict[str, str]) -> str:
+    return "{" + ", ".join(f"'{name}': {value}" for name, value in fields.items()) + "}"
+
+
+_CELLS = f"list_transform(json_extract(item, '$[*]'), lambda cell: {_scalar_json('cell')})"
+
+
+def _python_json(expr: str) -> str:
+    """json.dumps() of a JSON array of scalars and arrays of scalars (SQL rows, or a turn's
+    answers) as Python writes it after json.loads; NULL when an item holds anything
+    _scalar_json does not write."""
+    item = f"case when json_type(item) = 'ARRAY' then {_joined(_CELLS, 'row')} else {_scalar_json('item')} end"
+    return _joined(f"list_transform(json_extract({expr}, '$[*]'), lambda item: {item})", "texts")
+
+
+def _python_item_texts(expr: str) -> str:
+    """Of such an array, per item its json.dumps() (field json_text) and its str() (field
+    str_text); a row's str() is the repr of its cells, read off their JSON text, so each cell
+    is rendered once for both. A field is NULL where _python_json would be NULL."""
+    cell_reprs = f"list_transform(row, lambda cell: {_python_scalar('cell', 'repr')})"
+    row = _when_complete(
+        _CELLS,
+        "row",
+        _struct(
+            {
+                "json_text": "'[' || array_to_string(row, ', ') || ']'",
+                "str_text": f"'[' || array_to_string({cell_reprs}, ', ') || ']'",
+            }
+        ),
+    )
+    scalar_forms = _struct({"json_text": "scalar", "str_text": _python_scalar("scalar", "str")})
+    scalar = f"list_transform([{_scalar_json('item')}], lambda scalar: {scalar_forms})[1]"
+    item = f"case when json_type(item) = 'ARRAY' then {row} else {scalar} end"
+    return f"list_transform(json_extract({expr}, '$[*]'), lambda item: {item})"
+
+
+def _joined_json(item_texts: str) -> str:
+    """_python_json of the array whose _python_item_texts are given."""
+    return _joined(f"list_transform({item_texts}, lambda forms: forms.json_text)", "texts")
+
+
+def _python_strs(item_texts: str) -> str:
+    """The str() of each item whose _python_item_texts are given; NULL when one is unknown."""
+    return _when_complete(f"list_transform({item_texts}, lambda forms: forms.str_text)", "texts", "texts")
 
 
 def _connect(path: Path, fields: dict[str, str], allow_nan: bool) -> duckdb.DuckDBPyConnection | None:
@@ -319,7 +357,7 @@ def _write_answer_file(
                     qid ->> '$' as qid_text,
                     query_text ->> '$' as question,
                     {"db_id ->> '$'" if sql else "null::varchar"} as db_name,
-                    {_python_texts("answers", "json") if sql else "null::varchar"} as rows_json
+                    {_python_json("answers") if sql else "null::varchar"} as rows_json
                 from records
             )
             select
@@ -468,12 +506,13 @@ def _prediction_frame(
                      then {_strings("output")} end as strings
             from expanded
         ),
-        rendered as (
-            select
-                *,
-                case when strings is null then {_python_texts("output", "str")} end as sql_answers,
-                case when strings is null then {_python_texts("output", "json")} end as sql_answers_json
+        itemised as (
+            select *, case when strings is null then {_python_item_texts("output")} end as item_texts
             from typed
+        ),
+        rendered as (
+            select *, {_python_strs("item_texts")} as sql_answers, {_joined_json("item_texts")} as sql_answers_json
+            from itemised
         )
         select
             line, first_line, query_qid, expected, turn, json_type(output) as output_type, strings,
