@@ -146,20 +146,17 @@ def _connect(path: Path, fields: dict[str, str], allow_nan: bool) -> duckdb.Duck
     register_sql_macros(con)
     names = list(fields)
     try:
-        # The split is one row unnested (one thread); everything after it reads the lines in parallel.
-        con.execute(
-            """
-            create temp table lines as
-            select unnest(parts) as text, unnest(generate_series(1, len(parts))) as line
-            from (select string_split(content, chr(10)) as parts from read_text($path))
-            """,
-            {"path": str(path)},
-        )
         extracted = ", ".join(f"values[{i + 1}] as {name}" for i, name in enumerate(names))
-        # Malformed JSON makes json_extract raise: the file then goes to the Python reader.
+        # The split is one row unnested (one thread). DuckDB scans a table in parallel only by row
+        # group (122,880 rows), so the lines are a materialised CTE, whose scan every thread shares
+        # at any size. Malformed JSON makes json_extract raise: the file then goes to the Python reader.
         con.execute(
             f"""
             create temp table records as
+            with lines as materialized (
+                select unnest(parts) as text, unnest(generate_series(1, len(parts))) as line
+                from (select string_split(content, chr(10)) as parts from read_text($path))
+            )
             select
                 line, text, {extracted},
                 strlen(text) > $cap or (contains(text, '\\u') and regexp_matches(text, $awkward))
@@ -179,9 +176,9 @@ def _connect(path: Path, fields: dict[str, str], allow_nan: bool) -> duckdb.Duck
                 "cap": max_line_bytes(),
                 "awkward": _AWKWARD_ESCAPE,
                 "allow_nan": allow_nan,
+                "path": str(path),
             },
         )
-        con.execute("drop table lines")
         odd = con.execute("select count(*) filter (where is_odd), count(*) from records").fetchone()
     except duckdb.Error:
         con.close()
@@ -492,7 +489,7 @@ def _prediction_frame(
     con.execute(
         f"""
         create temp table turns as
-        with expanded as (
+        with expanded as materialized (
             select
                 scored_turns.line, scored_turns.first_line, scored_turns.query_qid, scored_turns.expected,
                 scored_turns.turn, records.text, records.model_outputs -> scored_turns.turn as output
