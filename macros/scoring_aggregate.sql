@@ -121,7 +121,8 @@ where n_unanswered < n
 
 
 {# The rows of the scores view: int_turn_scores (or some of its rows) with the metric lists
-   unnested, one row per metric. #}
+   unnested, one row per metric. Unnested in the select list: as a lateral join, a filter on
+   the view (one run's rows) made DuckDB plan a delim join over every column, 60x slower. #}
 {% macro scoring_unnested_scores(turn_scores) -%}
     select
         size,
@@ -153,7 +154,7 @@ where n_unanswered < n
         n_documents,
         arm_id,
         query_limit
-    from {{ turn_scores }} as turn_scores, unnest(turn_scores.metric_values) as scored(score)
+    from (select *, unnest(metric_values) as score from {{ turn_scores }}) as turn_scores
 {%- endmacro %}
 
 
