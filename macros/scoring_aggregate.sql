@@ -24,40 +24,22 @@
 {#
   Means of `value` per group of `keys`, with n and a 95% interval: Wilson when every value is 0
   or 1, else a seeded percentile bootstrap of the mean from how often each distinct value occurs.
-  `aggregates` are further `expression as name` columns. Keys may be null (joins are null-safe).
+  `aggregates` are further `expression as name` columns. Keys may be null.
 #}
 {% macro scoring_means(relation, keys, aggregates, seed) %}
 with
 
+{#- The bootstrap needs each distinct value and its count in ascending order, counted in the
+    same pass (a second pass over the rows for the non-binary groups cost more than all the rest). #}
 grouped as (
     select
         {{ keys | join(', ') }},
         {% for aggregate in aggregates %}{{ aggregate }},
         {% endfor %}count(*) as n,
         {{ scoring_order_free_mean('value') }} as mean,
-        bool_and(value in (0, 1)) as is_binary
+        bool_and(value in (0, 1)) as is_binary,
+        list_sort(map_entries(histogram(value))) as value_counts
     from {{ relation }}
-    group by {{ keys | join(', ') }}
-),
-
-{# The bootstrap needs each distinct value and its count, in ascending order: only for non-binary groups. #}
-value_counts as (
-    select
-        {% for key in keys %}rows.{{ key }},
-        {% endfor %}rows.value,
-        count(*) as occurrences
-    from {{ relation }} as rows
-    semi join (select * from grouped where not is_binary) as g
-        on {% for key in keys %}rows.{{ key }} is not distinct from g.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
-    group by {% for key in keys %}rows.{{ key }}, {% endfor %}rows.value
-),
-
-continuous as (
-    select
-        {{ keys | join(', ') }},
-        list(value order by value) as distinct_values,
-        list(occurrences order by value) as counts
-    from value_counts
     group by {{ keys | join(', ') }}
 ),
 
@@ -74,16 +56,18 @@ intervals as (
                                    / (1 + z * z / n)),
                 'method': 'wilson'
             }
-            else loft_counted_bootstrap_interval(continuous.distinct_values, continuous.counts, {{ seed }})
+            else loft_counted_bootstrap_interval(
+                list_transform(value_counts, lambda entry: entry.key),
+                list_transform(value_counts, lambda entry: entry.value::bigint),
+                {{ seed }}
+            )
         end as interval
     from grouped
-    left join continuous
-        on {% for key in keys %}grouped.{{ key }} is not distinct from continuous.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
     cross join z
 )
 
 select
-    * exclude (interval, is_binary),
+    * exclude (interval, is_binary, value_counts),
     interval.low as ci_low,
     interval.high as ci_high,
     interval.method as ci_method
