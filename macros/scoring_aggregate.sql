@@ -30,7 +30,9 @@
 with
 
 {#- The bootstrap needs each distinct value and its count in ascending order, counted in the
-    same pass (a second pass over the rows for the non-binary groups cost more than all the rest). #}
+    same pass (a second pass over the rows for the non-binary groups cost more than all the rest).
+    histogram() would fold a NaN into another value; none gets there, as the mean's DECIMAL cast
+    refuses NaN and infinity. #}
 grouped as (
     select
         {{ keys | join(', ') }},
