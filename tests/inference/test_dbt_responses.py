@@ -216,12 +216,13 @@ def test_ctrl_c_stops_a_build_within_seconds_and_a_rerun_resumes(tmp_path, serve
         "DO_NOT_TRACK": "1",
     }
     server.state.latency_s = 60.0  # a call that would hold the build for a minute
+    dump_on_abort = {"PYTHONFAULTHANDLER": "1"}
     clean = {k: v for k, v in os.environ.items() if not k.startswith("LOFT_TEST_")}
     build = subprocess.Popen(
         [DBT, "build", "--select", "loft_128k", "--target-path", str(tmp_path / "target")]
         + ["--log-path", str(tmp_path / "logs")],
         cwd=project,
-        env={**clean, **keyed},
+        env={**clean, **keyed, **dump_on_abort},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -232,7 +233,12 @@ def test_ctrl_c_stops_a_build_within_seconds_and_a_rerun_resumes(tmp_path, serve
     assert server.state.generation_requests(), "no call was made"
     build.send_signal(signal.SIGINT)
     interrupted = time.monotonic()
-    output, _ = build.communicate(timeout=120)
+    try:
+        output, _ = build.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        build.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+        output, _ = build.communicate(timeout=60)
+        raise AssertionError(f"Ctrl-C did not stop the build; its threads at abort:\n{output[-12000:]}") from None
     assert time.monotonic() - interrupted < 20, output[-3000:]
     assert build.returncode != 0
     assert "rerun the same command to resume" in output, output[-3000:]
