@@ -33,7 +33,9 @@ run_predictions as (
     select * from {{ predictions }} semi join runs using (source, system, method, task, dataset, variant, split)
 ),
 
-final_predictions as materialized ({{ scoring_final_predictions('run_predictions') }}),
+{#- Not materialized: each family's read filters the predictions' scan by task, where
+    materializing wrote every final prediction (raw text and lists included) once more first. #}
+final_predictions as not materialized ({{ scoring_final_predictions('run_predictions') }}),
 retrieval as ({{ scoring_retrieval_scores('final_predictions', queries) }}),
 rag_single as ({{ scoring_rag_single_scores('final_predictions', queries) }}),
 rag_multi as ({{ scoring_rag_multi_scores('final_predictions', queries) }}),
@@ -58,11 +60,19 @@ all_scores as (
     select *, 'turn' as grain from adjudicated
 ),
 
+{#- Only conversations with a later turn can qualify: a run of single-turn queries groups nothing. #}
+later_turns as materialized (
+    select distinct source, system, method, task, dataset, variant, split, qid
+    from final_predictions
+    where turn > 0
+),
+
 unanswered_conversations as (
     select source, system, method, task, dataset, variant, split, qid
     from final_predictions
+    semi join later_turns using (source, system, method, task, dataset, variant, split, qid)
     group by all
-    having bool_and(status = 'missing') and max(turn) > 0
+    having bool_and(status = 'missing')
 ),
 
 kept_scores as (
