@@ -26,7 +26,12 @@ from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
 DBT = str(Path(sys.executable).with_name("dbt"))
-TESTS = ("not_null", "unique", "accepted_values")
+# Each kind of data test as schema.yml lists it under a column.
+TESTS = (
+    "          - not_null",
+    "          - unique",
+    "          - accepted_values:\n              arguments:\n                values: [1]",
+)
 ENV = {**os.environ, "DO_NOT_TRACK": "1"}
 
 
@@ -43,7 +48,7 @@ def node_counts(selection: str) -> Counter[str]:
 def write_project(folder: Path, models: int, tests: int) -> None:
     """A project of `models` chained one-row tables and `tests` data tests spread over them."""
     if tests > models * len(TESTS):
-        sys.exit(f"{tests} tests do not fit on {models} models ({len(TESTS)} kinds each)")
+        sys.exit(f"{tests} tests do not fit on {models} models ({len(TESTS)} kinds of test each)")
     (folder / "models").mkdir(parents=True)
     (folder / "dbt_project.yml").write_text(
         "name: floor\nversion: '1.0'\nprofile: floor\nmodels:\n  floor:\n    +materialized: table\n"
@@ -56,16 +61,10 @@ def write_project(folder: Path, models: int, tests: int) -> None:
     for index in range(models):
         body = "select 1 as id" if index == 0 else f"select id from {{{{ ref('m{index - 1}') }}}}"
         (folder / "models" / f"m{index}.sql").write_text(body + "\n")
-        kinds = [TESTS[k] for k in range(len(TESTS)) if k * models + index < tests]
+        kinds = [test for k, test in enumerate(TESTS) if k * models + index < tests]
         lines += [f"  - name: m{index}", "    columns:", "      - name: id"]
         if kinds:
-            lines.append("        data_tests:")
-            lines += [
-                "          - accepted_values:\n              arguments:\n                values: [1]"
-                if kind == "accepted_values"
-                else f"          - {kind}"
-                for kind in kinds
-            ]
+            lines += ["        data_tests:", *kinds]
     (folder / "models" / "schema.yml").write_text("\n".join(lines) + "\n")
 
 
