@@ -9,6 +9,7 @@
 
 {% macro loft_begin_build() %}
   {% if loft_writing_command() %}
+    {% do run_query("select loft_build_started(" ~ dbt.string_literal(invocation_id) ~ ", '')") %}
     {% do run_query("select loft_begin_build(" ~ dbt.string_literal(target.path) ~ ", " ~ dbt.string_literal(env_var("LOFT_DUCKDB_PATH", "loft.duckdb")) ~ ")") %}
   {% endif %}
 {% endmacro %}

@@ -11,6 +11,7 @@ from loft_warehouse.errors import BadInputError, ConfigurationError
 # Each module exposes register(subparsers) adding its subcommands with set_defaults(func=...).
 COMMAND_MODULES: list[str] = [
     "loft_warehouse.dbt_boundary.build",
+    "loft_warehouse.dbt_boundary.forget",
     "loft_warehouse.size_models",
     "loft_warehouse.quality",
     "loft_warehouse.prompts.export",

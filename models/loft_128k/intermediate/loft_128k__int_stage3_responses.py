@@ -12,5 +12,6 @@ def model(dbt, session):
         corpus=dbt.ref("loft_128k__corpus"),
         queries=dbt.ref("loft_128k__queries"),
         prices=dbt.source("reference", "model_prices"),
+        scope=dbt.ref("loft_128k__prompts"),
     )
     return responses(dbt.config.get("loft_size"), InferenceSettings.from_loft(dbt.config.get("loft")), relations)

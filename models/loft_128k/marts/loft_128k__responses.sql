@@ -1,10 +1,12 @@
-{# Every stage's responses as one table (stage s: int_stage{s}_responses). #}
+{# Every stage's responses as one table (stage s: int_stage{s}_responses). A response whose
+   stage-1 prompt has changed since it was answered (or is gone) is stale: kept, never scored. #}
 with
 
 stage_1 as (select * from {{ ref('loft_128k__int_stage1_responses') }}),
 stage_2 as (select * from {{ ref('loft_128k__int_stage2_responses') }}),
 stage_3 as (select * from {{ ref('loft_128k__int_stage3_responses') }}),
 arms as (select task, dataset, variant, method, arm_id from {{ ref('loft_128k__arms') }}),
+prompts as (select prompt_id, prompt_digest from {{ ref('loft_128k__prompts') }}),
 
 combined as (
     select * from stage_1
@@ -45,9 +47,28 @@ final as (
         batch_id::varchar as batch_id,
         created_at::timestamptz as created_at,
         query_limit::bigint as query_limit,
-        arms.arm_id::varchar as arm_id
+        arms.arm_id::varchar as arm_id,
+        prompt_digest::varchar as prompt_digest
     from combined
     left join arms using (task, dataset, variant, method)
+),
+
+stale_stage_1 as (
+    select distinct responses.system, responses.task, responses.dataset, responses.variant, responses.method,
+                    responses.split, responses.qid
+    from final as responses
+    left join prompts using (prompt_id)
+    where responses.stage = 1
+      and (prompts.prompt_id is null
+           or (responses.prompt_digest is not null and responses.prompt_digest <> prompts.prompt_digest))
+),
+
+marked as (
+    select
+        final.*,
+        stale.qid is not null as is_stale
+    from final
+    left join stale_stage_1 as stale using (system, task, dataset, variant, method, split, qid)
 )
 
-select * from final
+select * from marked

@@ -12,7 +12,7 @@
   before the final one answered with nothing to verify (a justified answer without
   candidates). is_final marks the rows of a method's last stage, which are what is scored.
 #}
-{%- set responses = view_ref('loft_1m__responses') -%}
+{%- set responses = '(select * from ' ~ view_ref('loft_1m__responses') ~ ' where not is_stale)' -%}
 
 {%- set stage_prompts = '(select * from ' ~ view_ref('loft_1m__int_stage2_prompts')
     ~ ' union all by name select * from ' ~ view_ref('loft_1m__int_stage3_prompts') ~ ')' -%}

@@ -13,5 +13,6 @@ def model(dbt, session):
         corpus=dbt.ref("loft_1m__corpus"),
         queries=dbt.ref("loft_1m__queries"),
         prices=dbt.source("reference", "model_prices"),
+        scope=dbt.ref("loft_1m__prompts"),
     )
     return responses(dbt.config.get("loft_size"), InferenceSettings.from_loft(dbt.config.get("loft")), relations)

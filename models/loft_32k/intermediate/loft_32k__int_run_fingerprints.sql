@@ -91,7 +91,7 @@ variants as (
 
 run_limits as (
     select source, system, method, task, dataset, variant, split, query_limit
-    from ({{ scoring_run_limits(view_ref('loft_32k__responses')) }})
+    from ({{ scoring_run_limits('(select * from ' ~ view_ref('loft_32k__responses') ~ ' where not is_stale)') }})
 ),
 
 predictions_inputs as (

@@ -23,7 +23,7 @@
 
 {%- set adjudications = view_ref('loft_32k__stg_gold_adjudications') -%}
 
-{%- set responses = view_ref('loft_32k__responses') -%}
+{%- set responses = '(select * from ' ~ view_ref('loft_32k__responses') ~ ' where not is_stale)' -%}
 {%- set size = config.get('loft_size') -%}
 with
 

@@ -52,7 +52,9 @@ final as (
         prompt_rows.n_documents::bigint as n_documents,
         prompt_rows.payload::varchar as payload,
         coalesce(fits.context_window_fits, map())::map(varchar, boolean) as context_window_fits,
-        arms.arm_id::varchar as arm_id
+        arms.arm_id::varchar as arm_id,
+        prompt_rows.build_id::varchar as build_id,
+        {{ loft_prompt_digest('prompt_rows') }} as prompt_digest
     from prompt_rows
     left join fits using (prompt_id)
     left join arms using (task, dataset, variant, method)

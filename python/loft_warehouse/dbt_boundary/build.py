@@ -81,10 +81,16 @@ def environment_from(caller: Path, environ: dict[str, str]) -> dict[str, str]:
 
 def command(args: argparse.Namespace) -> int:
     """Check the selection and settings, then run `dbt build` with the same arguments."""
+    return run_build(list(args.unknown_arguments))
+
+
+def run_build(arguments: list[str]) -> int:
+    """`dbt build ARGUMENTS` as `loft build` runs it (settings checked first, dbt in the project
+    folder, a Ctrl-C said in one line); dbt's exit code, or 130 after a Ctrl-C."""
     environ = environment_from(Path.cwd(), dict(os.environ))
     warehouse = warehouse_path(environ.get("LOFT_DUCKDB_PATH"))
     try:
-        dbt_args = checked_arguments(list(args.unknown_arguments), environ)
+        dbt_args = checked_arguments(arguments, environ)
     except ConfigurationError as exc:
         raise ConfigurationError(f"{exc} (nothing was built; {warehouse} is as it was)") from exc
     executable = str(Path(sys.executable).with_name("dbt"))

@@ -45,22 +45,31 @@ def prompt_table(
 ) -> pl.DataFrame:
     """One of a size's prompt tables (int_prompt_rows, prompt_prefixes, prompt_doc_ids,
     prompt_segments, prompt_variants), rendered once for all of them; the first three with the
-    size's multimodal prompts after the text ones."""
+    size's multimodal prompts after the text ones.
+
+    Only the datasets this build lands are rendered: the corpus and queries of the others are
+    carried from earlier builds (macros/accumulate.sql), and so are their prompts. The prompt
+    rows carry a `build_id` column that their post-hook sets to this build's invocation, so the
+    stage models send only what this build selected."""
     config = loft or {}
+    landed = staged_frame(config, size, "datasets").select("task", "dataset")
     tables = store.built(
-        corpus.pl(),
-        queries.pl(),
-        datasets.pl(),
+        corpus.pl().join(landed, on=["task", "dataset"], how="semi"),
+        queries.pl().join(landed, on=["task", "dataset"], how="semi"),
+        datasets.pl().join(landed, on=["task", "dataset"], how="semi"),
         Design.from_config(config, config.get("prompt_variants")),
         config.get("tokenizer_model"),
         config.get("data_dir"),
         config.get("seed") or 0,
     )
     text = getattr(tables, table)
-    if table not in MM_PROMPT_TABLES:
-        return text
-    mm = getattr(_mm_prompt_tables(config, size), table)
-    return pl.concat([text, mm]) if mm.height else text
+    if table in MM_PROMPT_TABLES:
+        mm = getattr(_mm_prompt_tables(config, size), table)
+        text = pl.concat([text, mm]) if mm.height else text
+    return text.with_columns(pl.lit(None, pl.String).alias(BUILD_COLUMN)) if table == "prompts" else text
+
+
+BUILD_COLUMN = "build_id"
 
 
 MM_PROMPT_TABLES = ("prompts", "prefixes", "doc_ids")

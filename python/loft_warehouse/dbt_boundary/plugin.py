@@ -25,14 +25,19 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 from duckdb import DuckDBPyConnection
 
-from loft_warehouse import interrupts, settings
+from loft_warehouse import current_build, interrupts, settings
 from loft_warehouse.dbt_boundary.preflight import preflight
 from loft_warehouse.dbt_boundary.publish import begin_build, publish, restore_unpublished
 from loft_warehouse.errors import BadInputError, ConfigurationError, CostLimitError, DataQualityError
 from loft_warehouse.scoring.duckdb_functions import register, register_sql_macros
 
 # What the on-run-start and on-run-end hooks call: two text arguments, one line of text back.
-HOOK_FUNCTIONS = {"loft_preflight": preflight, "loft_publish": publish, "loft_begin_build": begin_build}
+HOOK_FUNCTIONS = {
+    "loft_preflight": preflight,
+    "loft_publish": publish,
+    "loft_begin_build": begin_build,
+    "loft_build_started": current_build.started,
+}
 SAID_IN_ONE_LINE = (BadInputError, ConfigurationError, CostLimitError, DataQualityError, interrupts.Interrupted)
 
 

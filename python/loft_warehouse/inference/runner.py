@@ -442,13 +442,6 @@ def run(
             if rows.height == 0:
                 continue
             missing = system.missing_credentials()
-            if missing:
-                needed = ", ".join(missing)
-                emit(f"WARNING: {system.name}: {rows.height} prompt(s) skipped_no_credentials (set {needed})")
-                out.extend(_skipped(rows, system, chosen, "skipped_no_credentials"))
-                plan.prompts += rows.height
-                plan.skipped = f"not sent: no key (set {needed})"
-                continue
             rows, unsupported = _media_scope(rows, system, inputs, emit)
             if unsupported.height:
                 out.extend(_skipped(unsupported, system, chosen, "skipped_unsupported"))
@@ -469,6 +462,11 @@ def run(
                 system, inputs, store, prices, feedback, emit, window, split.recheck, chosen.name, retry_errors
             )
             convs = conversations(rows)
+            if missing:
+                planned.append((work, _stored_only(work, convs, chosen, missing, out, emit), 0, None))
+                plan.prompts += rows.height
+                plan.skipped = f"not sent: no key (set {', '.join(missing)})"
+                continue
             batch = system.mode == "batch"
             batches = BatchWork(work, emit) if batch else None
             if batches is not None:
@@ -536,6 +534,31 @@ def _add_later_stages(plan: cost.SystemPlan, full_run: cost.FullRun | None) -> N
         return
     later = None if full_run.later_usd is None else full_run.later_usd * plan.to_send / plan.prompts
     plan.add_cost(later)
+
+
+def _stored_only(
+    work: SystemRun,
+    convs: list[Conversation],
+    reported: System,
+    missing: list[str],
+    out: list[Outcome],
+    emit: Callable[[str], None],
+) -> list[Conversation]:
+    """A system without its key: the conversations whose every turn is stored are read back
+    (a paid run stays in the warehouse when its key is unset later); the others are skipped."""
+    unstored = {row["prompt_id"] for row in work.pending(convs)}
+    stored = [c for c in convs if not any(row["prompt_id"] in unstored for row in c.rows)]
+    skipped = [row for c in convs if any(r["prompt_id"] in unstored for r in c.rows) for row in c.rows]
+    if skipped:
+        emit(
+            f"WARNING: {work.system.name}: {len(skipped)} prompt(s) skipped_no_credentials (set {', '.join(missing)})"
+            + (f"; {sum(len(c.rows) for c in stored)} stored response(s) read back" if stored else "")
+        )
+        out.extend(
+            ({**row, "system": reported.name}, row_response(row, work.system, "skipped_no_credentials"))
+            for row in skipped
+        )
+    return stored
 
 
 def _skipped(rows: pl.DataFrame, system: System, reported: System, status: str) -> list[Outcome]:

@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from loft_warehouse import frame_cache, settings
+from loft_warehouse import current_build, frame_cache, settings
 from loft_warehouse.design import Design
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import cost, media_cost, runner
@@ -44,8 +44,9 @@ Relation = duckdb.DuckDBPyRelation
 PROMPT_COLUMNS = (
     "prompt_id", "task", "dataset", "corpus_id", "variant", "method", "stage", "split", "qid", "turn", "call_index",
     "n_turns", "prefix_id", "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total", "system",
-    "prefix_text", "gold", "gold_shown_ids", "gold_depth", "payload", "n_documents",
+    "prefix_text", "gold", "gold_shown_ids", "gold_depth", "payload", "n_documents", "build_id", "prompt_digest",
 )  # fmt: skip
+PARTITION_COLUMNS = ("task", "dataset", "variant", "method")
 BM25_CORPUS_COLUMNS = ("task", "dataset", "corpus_id", "doc_id", "pid", "title", "text")
 ESTIMATE_COLUMNS = (
     "prompt_id", "task", "dataset", "variant", "method", "stage", "split", "qid", "turn", "call_index", "prefix_id",
@@ -285,6 +286,22 @@ class StageRelations:
     segments: Relation | None = None
     estimates: Relation | None = None
     media: Relation | None = None
+    scope: Relation | None = None
+
+
+def this_builds_rows(prompt_rows: pl.DataFrame, scope: Relation | None, build: str | None) -> pl.DataFrame:
+    """The prompt rows of the partitions (dataset, variant, method) this build rendered: stage-1
+    rows by their own build_id, later stages' by that of the stage-1 prompts (`scope`). Rows of
+    partitions carried from earlier builds are neither sent nor read here; their responses are
+    carried with them (macros/accumulate.sql). Outside a build (build None) every row counts."""
+    if build is None:
+        return prompt_rows
+    if "build_id" in prompt_rows.columns:
+        return prompt_rows.filter(pl.col("build_id") == build)
+    if scope is None or "build_id" not in scope.columns:
+        return prompt_rows
+    rendered = project(scope, (*PARTITION_COLUMNS, "build_id")).filter(pl.col("build_id") == build)
+    return prompt_rows.join(rendered.select(PARTITION_COLUMNS).unique(), on=list(PARTITION_COLUMNS), how="semi")
 
 
 def responses(
@@ -306,7 +323,9 @@ def responses(
     full_runs = None
     if relations.estimates is not None:
         full_runs = cost.full_runs(project(relations.estimates).filter(pl.col("system").is_in(names)))
-    prompt_rows = project(relations.prompts, PROMPT_COLUMNS)
+    prompt_rows = this_builds_rows(
+        project(relations.prompts, PROMPT_COLUMNS), relations.scope, current_build.build_id()
+    )
     n_queries = query_limit(config.limit)
     if n_queries is not None:
         kept = first_queries(project(relations.queries, ("task", "dataset", "split", "qid", "query_rank")), n_queries)
@@ -314,7 +333,7 @@ def responses(
         emit(f"limit {n_queries}: {prompt_rows.height} prompt row(s) of the first {n_queries} dev and test queries")
     uses_bm25 = any(s.kind.reads_corpus for s in systems) or _has_steps(prompt_rows)
     inputs = runner.RunInputs(
-        prompts=prompt_rows.drop("prefix_text", strict=False),
+        prompts=prompt_rows.drop("prefix_text", "build_id", "prompt_digest", strict=False),
         prefixes=_prefix_texts(relations.prefixes, prompt_rows),
         corpus=project(relations.corpus, BM25_CORPUS_COLUMNS) if uses_bm25 else None,
         doc_ids=project(relations.doc_ids, ("task", "dataset", "corpus_id", "variant", "shown_id", "pid"))
@@ -343,8 +362,12 @@ def responses(
     created = pl.col("created_at").str.to_datetime(format="%Y-%m-%dT%H:%M:%S%.f%z")
     planted = [s.name for s in systems if s.kind.planted]
     source = pl.when(pl.col("system").is_in(planted)).then(pl.lit("planted")).otherwise(pl.lit("inference"))
-    return frame.with_columns(
+    frame = frame.with_columns(
         created.dt.convert_time_zone("UTC"),
         source.alias("source"),
         pl.lit(n_queries, pl.Int64).alias("query_limit"),
     )
+    if "prompt_digest" not in prompt_rows.columns:
+        return frame.with_columns(pl.lit(None, pl.String).alias("prompt_digest"))
+    digests = prompt_rows.select("prompt_id", "prompt_digest").unique("prompt_id")
+    return frame.join(digests, on="prompt_id", how="left")

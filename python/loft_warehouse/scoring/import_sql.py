@@ -33,6 +33,7 @@ from loft_warehouse.readers import read_jsonl
 from loft_warehouse.scoring.importer import (
     LANDED_SCHEMA,
     add_landing_arguments,
+    check_import_name,
     check_landing,
     finish_landing,
     imports_dir,
@@ -190,6 +191,7 @@ def land_sql(
 
 
 def _run(args: argparse.Namespace) -> int:
+    check_import_name(args.system)
     queries = warehouse_queries(default_database(), args.size, "sql", args.dataset, args.split)
     target, statuses = land_sql(
         Path(args.file),

@@ -37,6 +37,7 @@ import duckdb
 import polars as pl
 
 from loft_warehouse.errors import BadInputError, ConfigurationError
+from loft_warehouse.inference.systems import load_systems, systems_file
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
 from loft_warehouse.scoring.bulk_files import PREDICTION_SCHEMA, sql_string
 from loft_warehouse.scoring.duckdb_functions import register_sql_macros
@@ -96,6 +97,17 @@ def check_landing(*, system: str, size: str, task: str, dataset: str, split: str
         _check_name(kind, value)
 
 
+def check_import_name(system: str) -> None:
+    """An import is reported under a name of its own: a configured system's name (systems.yaml or
+    $LOFT_SYSTEMS_FILE) would put an outside run among that system's own responses."""
+    configured = load_systems(systems_file(None))
+    if system in configured:
+        raise ConfigurationError(
+            f"--system {system}: a configured system has that name ({systems_file(None)}); "
+            f"report the import under another, e.g. --system {system}-import"
+        )
+
+
 def warehouse_queries(database: Path, size: str, task: str, dataset: str, split: str) -> pl.DataFrame:
     """One dataset split's queries as scoring reads them (int_scored_queries: built datasets and
     landed answer files), from a briefly opened read-only warehouse; an unbuilt size, dataset or
@@ -148,6 +160,12 @@ def write_landed(frame: pl.DataFrame, size: str, directory: Path | None = None) 
     folder.mkdir(parents=True, exist_ok=True)
     key = "__".join(first[name] for name in ("system", "task", "dataset", "split", "variant"))
     target = folder / f"{key}.parquet"
+    if target.is_file():
+        earlier = pl.scan_parquet(target).select(pl.len(), pl.col("import_file").first()).collect().row(0)
+        print(
+            f"replacing the earlier import of {first['system']} on {first['task']}/{first['dataset']} {first['split']} "
+            f"at {size} ({earlier[0]} row(s) from {earlier[1]}); `loft forget --system {first['system']}` removes one"
+        )
     with _replaced_in_one_rename(target) as staged:
         frame.select([pl.col(name).cast(kind) for name, kind in LANDED_SCHEMA.items()]).write_parquet(staged)
     return target
@@ -439,20 +457,9 @@ def finish_landing(target: Path, source: str, size: str, build: bool) -> int:
     if not build:
         print(f"score it with: dbt build --select loft_{size}__int_imported_queries+")
         return 0
-    from dbt.cli.main import dbtRunner
+    from loft_warehouse.dbt_boundary.build import run_build
 
-    result = dbtRunner().invoke(
-        [
-            "build",
-            "--select",
-            f"loft_{size}__int_imported_queries+",
-            "--project-dir",
-            str(PROJECT_ROOT),
-            "--profiles-dir",
-            str(PROJECT_ROOT),
-        ]
-    )
-    return 0 if result.success else 1
+    return run_build(["--select", f"loft_{size}__int_imported_queries+"])
 
 
 def add_landing_arguments(parser: argparse.ArgumentParser) -> None:
@@ -491,6 +498,7 @@ def _land_from_args(args: argparse.Namespace) -> Path:
     database = default_database()
     check_landing(system=args.system, size=args.size, task=task, dataset=args.dataset, split=args.split,
                   variant=args.variant)  # fmt: skip
+    check_import_name(args.system)
     landing: dict[str, Any] = {
         "system": args.system,
         "size": args.size,
