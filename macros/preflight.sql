@@ -5,7 +5,7 @@
   {% if execute %}
     {% set values = (graph.nodes.values() | selectattr('resource_type', 'equalto', 'model') | first).config.loft %}
     {% set sql -%}
-      select loft_preflight({{ dbt.string_literal(tojson(values)) }}, {{ dbt.string_literal(tojson(selected_resources)) }})
+      select loft_preflight({{ dbt.string_literal(tojson(values)) }}, {{ dbt.string_literal(tojson({'resources': selected_resources, 'vars': invocation_args_dict.get('vars', {})})) }})
     {%- endset %}
     {% set problem = run_query(sql).columns[0].values()[0] %}
     {% if problem %}

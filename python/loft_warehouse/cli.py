@@ -12,6 +12,7 @@ from loft_warehouse.errors import BadInputError, ConfigurationError
 COMMAND_MODULES: list[str] = [
     "loft_warehouse.dbt_boundary.build",
     "loft_warehouse.dbt_boundary.forget",
+    "loft_warehouse.listing",
     "loft_warehouse.size_models",
     "loft_warehouse.quality",
     "loft_warehouse.prompts.export",

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.errors import ConfigurationError, did_you_mean
 
 REGISTRY_FILE = Path(__file__).with_name("datasets.yaml")
 RELEASE_TASKS = ("retrieval", "rag", "sql", "icl")
@@ -163,8 +163,9 @@ def specs_for_size(
         raise ConfigurationError(f"datasets {unraw} are built from raw sources, but {root} has no raw/ folder")
     unknown = set(only) - set(names) - families - set(multimodal) - {"mm/*"}
     if unknown:
+        hints = "".join(did_you_mean(name, [*names, *multimodal]) for name in sorted(unknown))
         raise ConfigurationError(
-            f"datasets {sorted(unknown)} are not built at size {size_label}; "
-            f"known: {sorted(names)} (or a whole family: {sorted(families)})"
+            f"datasets {sorted(unknown)} are not built at size {size_label}{hints}; "
+            f"known: {sorted(names)} (or a whole family: {sorted(families)}; `loft list datasets` prints them)"
         )
     return [spec for name, spec in names.items() if is_selected(name, only)]

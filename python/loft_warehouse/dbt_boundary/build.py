@@ -22,7 +22,7 @@ import yaml
 from jinja2.nativetypes import NativeEnvironment
 
 from loft_warehouse.dbt_boundary import preflight
-from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.errors import ConfigurationError, did_you_mean
 from loft_warehouse.inference.cli import warehouse_path
 from loft_warehouse.settings import PROJECT_ROOT, SIZES
 
@@ -44,7 +44,9 @@ def selected_sizes(selection: list[str]) -> list[str]:
     if unknown:
         terms = ", ".join(f"loft_{name}" for name in unknown)
         choices = ", ".join(f"loft_{size}" for size in SIZES)
-        raise ConfigurationError(f"--select {terms}: no such size; the sizes are {choices} (and loft_compare)")
+        names = [f"loft_{size}" for size in (*SIZES, *OTHER_SCHEMAS)]
+        hints = "".join(did_you_mean(f"loft_{name}", names) for name in unknown)
+        raise ConfigurationError(f"--select {terms}: no such size{hints}; the sizes are {choices} (and loft_compare)")
     return [size for size in SIZES if size in named]
 
 
@@ -114,8 +116,10 @@ def checked_arguments(dbt_args: list[str], environ: dict[str, str]) -> list[str]
     parsed.add_argument("--select", "-s", nargs="+", default=[])
     parsed.add_argument("--vars", default=None)
     known, _ = parsed.parse_known_args(dbt_args)
+    given = build_vars(known.vars)
+    preflight.check_vars(given)
     sizes = selected_sizes(known.select)
-    values = preflight_values(build_vars(known.vars), environ)
+    values = preflight_values(given, environ)
     if values["data_dir"] and not Path(str(values["data_dir"])).is_absolute():
         values["data_dir"] = str((Path.cwd() / str(values["data_dir"])).resolve())
         dbt_args = _with_var(dbt_args, known.vars, "data_dir", values["data_dir"])

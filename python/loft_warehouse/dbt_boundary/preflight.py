@@ -14,14 +14,18 @@ import re
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from loft_warehouse import registry, settings
 from loft_warehouse.design import Design
-from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.errors import ConfigurationError, did_you_mean
 from loft_warehouse.inference import cost
 from loft_warehouse.inference.systems import parse_selection, select
 from loft_warehouse.inference.warehouse import configured_systems, query_limit
+from loft_warehouse.settings import PROJECT_ROOT
 
 SIZE_PATTERN = re.compile(r"loft_(32k|128k|1m)__")
+VAR_NAME = re.compile(r"\bvar\('([a-z_0-9]+)'")
 DATA_LAYOUT = ("loft", "raw")
 
 
@@ -39,6 +43,28 @@ def data_root(configured: str | None) -> Path:
             f"this folder holds no LOFT data: expected loft/ (release format) or raw/ (raw sources) in {root}"
         )
     return root
+
+
+def known_vars() -> tuple[str, ...]:
+    """The --vars keys a build reads: those of dbt_project.yml's `loft` settings."""
+    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))
+    texts = project["models"]["loft"]["+loft"].values()
+    return tuple(sorted({name for text in texts for name in VAR_NAME.findall(str(text))}))
+
+
+def check_vars(given: Any) -> None:
+    """Refuse a --vars key no setting reads (a typo would otherwise build, and send, the default)."""
+    if not given:
+        return
+    if not isinstance(given, dict):
+        raise ConfigurationError(f"--vars must be a mapping of settings, got {given!r}")
+    known = known_vars()
+    unknown = [str(name) for name in given if name not in known]
+    if unknown:
+        hints = "".join(did_you_mean(name, known) for name in unknown)
+        raise ConfigurationError(
+            f"--vars {', '.join(unknown)}: no such setting{hints}; `loft list settings` prints them"
+        )
 
 
 def check(values: dict[str, Any], sizes: list[str]) -> Path:
@@ -61,10 +87,26 @@ def check(values: dict[str, Any], sizes: list[str]) -> Path:
     return root
 
 
-def preflight(values_json: str, resources_json: str) -> str:
-    """The SQL function's body: '' when the settings hold, else the one line to show."""
+def preflight(values_json: str, selection_json: str) -> str:
+    """The SQL function's body: '' when the settings hold, else the one line to show.
+    selection_json: {"resources": dbt's selected_resources, "vars": the --vars given} (or the
+    resources list alone)."""
+    selection = json.loads(selection_json)
+    if isinstance(selection, list):
+        selection = {"resources": selection}
     try:
-        check(json.loads(values_json), selected_sizes(json.loads(resources_json)))
+        check_vars(_given_vars(selection.get("vars")))
+        check(json.loads(values_json), selected_sizes(selection.get("resources") or []))
     except ConfigurationError as exc:
         return f"settings: {exc}"
     return ""
+
+
+def _given_vars(value: Any) -> Any:
+    """dbt's record of --vars: a mapping, or its YAML text."""
+    if isinstance(value, str):
+        try:
+            return yaml.safe_load(value) if value.strip() else {}
+        except yaml.YAMLError as exc:
+            raise ConfigurationError(f"--vars is not YAML: {exc}") from exc
+    return value

@@ -55,7 +55,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.errors import ConfigurationError, did_you_mean
 
 
 class MethodSettings(Protocol):
@@ -251,7 +251,8 @@ def method(name: str) -> Method:
     if settings:
         return with_settings(METHODS[settings.group(1)], settings.group(2))
     raise ConfigurationError(
-        f"unknown method {name!r}; known: all, {', '.join(METHODS)}, rag_top{{k}}, "
+        f"unknown method {name!r}{did_you_mean(name, METHODS)}; `loft list methods` prints them; "
+        f"known: all, {', '.join(METHODS)}, rag_top{{k}}, "
         "rag_top{k}_justified[_cot][_quest][_verify], rag_top{k}_verify[_cot][_quest], "
         "and reprompt, reprompt_tags_only, reprompt_at_beginning, icr, r_and_r, chunked_icr, chunked_r_and_r "
         "with settings "

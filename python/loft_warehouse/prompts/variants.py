@@ -50,7 +50,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from loft_warehouse import settings
-from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.errors import ConfigurationError, did_you_mean
 from loft_warehouse.prompts.inputs import Collection, Doc, Query
 
 GOLD_GROUPS = ("test", "few_shot", "both")
@@ -189,7 +189,10 @@ def resolve(names: Iterable[str] | str | None) -> list[Variant]:
         return list(VARIANTS.values())
     unknown = [n for n in wanted if n not in VARIANTS]
     if unknown:
-        raise ConfigurationError(f"unknown prompt variant(s) {unknown}; known: all, {', '.join(VARIANTS)}")
+        hints = "".join(did_you_mean(name, VARIANTS) for name in unknown)
+        raise ConfigurationError(
+            f"unknown prompt variant(s) {unknown}{hints}; `loft list variants` prints them (all, {', '.join(VARIANTS)})"
+        )
     return [VARIANTS[n] for n in dict.fromkeys(wanted)]
 
 
