@@ -65,7 +65,8 @@ def test_an_unknown_size_is_refused_before_dbt_starts(
     assert main(["build", "--select", "loft_64k"]) == 2
     err = capsys.readouterr().err
     assert err == (
-        "loft build: --select loft_64k: no such size; the sizes are loft_32k, loft_128k, loft_1m (and loft_compare) "
+        "loft build: --select loft_64k: no such size (did you mean 'loft_32k'?); "
+        "the sizes are loft_32k, loft_128k, loft_1m (and loft_compare) "
         f"(nothing was built; {tmp_path / 'w.duckdb'} is as it was)\n"
     )
     assert no_dbt.started == []

@@ -48,7 +48,7 @@ select 'p1' as prefix_id, 'retrieval' as task, 'nq' as dataset, 'nq' as corpus_i
        'default' as variant, e'{PREFIX}' as text, 'h' as content_hash, 40::bigint as n_tokens""",
     "loft_128k__prompts": """
 select *, 'cic' as method, 1::bigint as stage, 0::bigint as call_index, []::varchar[] as segment_ids,
-       null::varchar as payload, 2::bigint as n_documents
+       null::varchar as payload, 2::bigint as n_documents, md5(prefix_id || suffix) as prompt_digest
 from (values
   ('retrieval/nq/nq/default/q1/0', 'retrieval', 'nq', 'nq', 'default', 'dev', 'q1', 0::bigint, 1::bigint,
    'p1', '', e'query: which animal purrs\\n', 40::bigint, 45::bigint),

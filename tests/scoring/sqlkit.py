@@ -44,7 +44,10 @@ def typed_columns() -> dict[str, dict[str, str]]:
 # The upstream tables the scoring models read, as tests build them: the model (or source) whose
 # typed yml columns each has, and the defaults its rows take where a test leaves a column out.
 TEST_TABLES: dict[str, tuple[str, dict[str, str]]] = {
-    "responses": ("responses", {"source": "'inference'", "method": "'cic'", "stage": "1", "call_index": "0"}),
+    "responses": (
+        "responses",
+        {"source": "'inference'", "method": "'cic'", "stage": "1", "call_index": "0", "is_stale": "false"},
+    ),
     "prompts": ("prompts", {"method": "'cic'", "stage": "1", "call_index": "0"}),
     "prompt_doc_ids": ("prompt_doc_ids", {}),
     "queries": ("queries", {}),

@@ -235,9 +235,11 @@ def test_an_incremental_read_takes_only_new_or_changed_files(tmp_path: Path, cap
     build(stored=True)
     assert reads() == "int_imported_predictions: 1 of 2 landed file(s) to read, the rest kept"
     assert held() == full() and len(held()) == 6
-    _land(tmp_path, [line("t3", [["doc3"]])])  # gemini-upstream's file replaced
+    _land(tmp_path, [line("t3", [["doc3"]])])  # gemini-upstream's file replaced, and said so
     build(stored=True)
-    assert reads() == "int_imported_predictions: 1 of 2 landed file(s) to read, the rest kept"
+    replaced, read = reads().splitlines()
+    assert replaced.startswith("replacing the earlier import of gemini-upstream on retrieval/arguana test at 128k")
+    assert read == "int_imported_predictions: 1 of 2 landed file(s) to read, the rest kept"
     assert held() == full()
     assert con.sql("select qid from stored where system = 'gemini-upstream' and status = 'ok'").fetchall() == [("t3",)]
     first.unlink()

@@ -164,7 +164,7 @@ def write_landed(frame: pl.DataFrame, size: str, directory: Path | None = None) 
         earlier = pl.scan_parquet(target).select(pl.len(), pl.col("import_file").first()).collect().row(0)
         print(
             f"replacing the earlier import of {first['system']} on {first['task']}/{first['dataset']} {first['split']} "
-            f"at {size} ({earlier[0]} row(s) from {earlier[1]}); `loft forget --system {first['system']}` removes one"
+            f"at {size} ({earlier[0]} row(s) from {earlier[1]}); `loft forget --system {first['system']}` removes an import"
         )
     with _replaced_in_one_rename(target) as staged:
         frame.select([pl.col(name).cast(kind) for name, kind in LANDED_SCHEMA.items()]).write_parquet(staged)
@@ -457,9 +457,24 @@ def finish_landing(target: Path, source: str, size: str, build: bool) -> int:
     if not build:
         print(f"score it with: dbt build --select loft_{size}__int_imported_queries+")
         return 0
-    from loft_warehouse.dbt_boundary.build import run_build
+    from dbt.cli.main import dbtRunner
 
-    return run_build(["--select", f"loft_{size}__int_imported_queries+"])
+    from loft_warehouse.dbt_boundary.build import checked_arguments, environment_from
+
+    # dbt runs in this process (a kill of the import kills its build) and in the project folder,
+    # as `loft build` runs it: the seeds' relative paths resolve, relative LOFT_* paths are the caller's.
+    environ = environment_from(Path.cwd(), dict(os.environ))
+    arguments = checked_arguments(["--select", f"loft_{size}__int_imported_queries+"], environ)
+    caller = Path.cwd()
+    os.environ.update(environ)
+    os.chdir(PROJECT_ROOT)
+    try:
+        result = dbtRunner().invoke(
+            ["build", *arguments, "--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT)]
+        )
+    finally:
+        os.chdir(caller)
+    return 0 if result.success else 1
 
 
 def add_landing_arguments(parser: argparse.ArgumentParser) -> None:
