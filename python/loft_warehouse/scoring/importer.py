@@ -164,7 +164,8 @@ def write_landed(frame: pl.DataFrame, size: str, directory: Path | None = None) 
         earlier = pl.scan_parquet(target).select(pl.len(), pl.col("import_file").first()).collect().row(0)
         print(
             f"replacing the earlier import of {first['system']} on {first['task']}/{first['dataset']} {first['split']} "
-            f"at {size} ({earlier[0]} row(s) from {earlier[1]}); `loft forget --system {first['system']}` removes an import"
+            f"at {size} ({earlier[0]} row(s) from {earlier[1]}); "
+            f"`loft forget --system {first['system']}` removes an import"
         )
     with _replaced_in_one_rename(target) as staged:
         frame.select([pl.col(name).cast(kind) for name, kind in LANDED_SCHEMA.items()]).write_parquet(staged)
