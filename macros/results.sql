@@ -98,7 +98,7 @@
                    case when ci_low is null then '' else printf('[%.2f, %.2f]', ci_low, ci_high) end,
                    n::varchar, n_unanswered::varchar,
                    trim(case when removed then 'removed ' else '' end
-                        || case when source in ('import', 'planted') then source else '' end
+                        || case when source in ('import', 'planted') then source when source = 'dry_run' then 'dry run' else '' end
                         || case when query_limit is not null then ' quick ' || query_limit else '' end),
                    coalesce(printf('%.2f', paper_value), '')) as line
         from rows

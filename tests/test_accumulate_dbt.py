@@ -5,16 +5,19 @@ select, and `loft forget` removes the import and says so. Settings are checked b
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from loft_warehouse.cli import main
 from loft_warehouse.readers import read_jsonl
 from tests.conftest import query, run_dbt
 
 pytestmark = pytest.mark.slow
+LOFT = str(Path(sys.executable).with_name("loft"))
 RETRIEVAL = ["arguana", "hotpotqa", "msmarco", "nq"]
 NO_KEYS = {"OPENAI_API_KEY": "", "GEMINI_API_KEY": "", "GOOGLE_API_KEY": "", "ANTHROPIC_API_KEY": ""}
 LEADERBOARD = (
@@ -40,11 +43,16 @@ def _predictions(shared_data: Path, work: Path) -> Path:
     return path
 
 
-def _loft(database: Path, env: dict[str, str], *argv: str) -> int:
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in {**env, "LOFT_DUCKDB_PATH": str(database)}.items():
-            patch.setenv(name, value)
-        return main(list(argv))
+def _loft(database: Path, env: dict[str, str], *argv: str) -> subprocess.CompletedProcess:
+    """The `loft` command as a user runs it (its own process: an import's --build runs dbt in it)."""
+    return subprocess.run(
+        [LOFT, *argv],
+        cwd=database.parent,
+        env={**os.environ, **env, "LOFT_DUCKDB_PATH": str(database), "DO_NOT_TRACK": "1"},
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +72,10 @@ def history(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict
     build("full")
     preds = _predictions(shared_data, work)
     command = ["import-predictions", str(preds), "--system", "upstream-run", "--size", "128k", "--task", "retrieval"]
-    assert _loft(database, env, *command, "--dataset", "arguana", "--build") == 0
-    steps["import"] = {"board": query(database, LEADERBOARD), "bm25": query(database, BM25_RESPONSES)}
+    imported = _loft(database, env, *command, "--dataset", "arguana", "--build")
+    assert imported.returncode == 0, imported.stdout[-5000:] + imported.stderr[-2000:]
+    steps["import"] = {"out": imported.stdout, "board": query(database, LEADERBOARD),
+                       "bm25": query(database, BM25_RESPONSES)}  # fmt: skip
     build("nq", "--vars", "{datasets: [retrieval/nq]}")
     build("gpt-4o", "--vars", "{systems: [gpt-4o]}")
     build("gpt-4o again", "--vars", "{systems: [gpt-4o]}")
@@ -73,8 +83,10 @@ def history(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict
     steps["quick try"]["limits"] = query(
         database, "select system, query_limit, count(*) from loft_128k.responses group by all order by all"
     )
-    assert _loft(database, env, "forget", "--system", "upstream-run") == 0
-    steps["forgot"] = {"board": query(database, LEADERBOARD), "bm25": query(database, BM25_RESPONSES)}
+    forgot = _loft(database, env, "forget", "--system", "upstream-run")
+    assert forgot.returncode == 0, forgot.stdout[-5000:] + forgot.stderr[-2000:]
+    steps["forgot"] = {"out": forgot.stdout, "board": query(database, LEADERBOARD),
+                       "bm25": query(database, BM25_RESPONSES)}  # fmt: skip
     steps["database"], steps["env"] = database, env
     return steps
 
@@ -114,14 +126,30 @@ def test_each_build_ends_with_the_results_it_added(history: dict) -> None:
     assert arguana.split()[-7:] == ["recall@1", "0.640", "[0.54,", "0.73]", "100", "0", "0.84"]
 
 
-def test_forget_removes_the_import_and_keeps_the_rest(history: dict, capsys: pytest.CaptureFixture[str]) -> None:
+def test_forget_removes_the_import_says_so_and_keeps_the_rest(history: dict) -> None:
+    out = history["forgot"]["out"]
+    assert "forgot upstream-run at 128k: no response row; 1 landed import(s) set aside" in out
+    removed = next(line for line in out.splitlines() if "upstream-run" in line and "removed import" in line)
+    assert "retrieval/arguana" in removed and "0.500" in removed
     assert not [row for row in history["forgot"]["board"] if row[0] == "upstream-run"]
     assert [row for row in history["forgot"]["board"] if row[0] == "bm25"] == [
         row for row in history["import"]["board"] if row[0] == "bm25"
     ]
     assert history["forgot"]["bm25"] == history["import"]["bm25"]
-    assert _loft(history["database"], history["env"], "forget", "--system", "upstream-run") == 0
-    assert "upstream-run is in no run at 128k; nothing changed" in capsys.readouterr().out
+    again = _loft(history["database"], history["env"], "forget", "--system", "upstream-run")
+    assert again.returncode == 0
+    assert "upstream-run is in no run at 128k; nothing changed" in again.stdout
+
+
+def test_an_import_ends_with_its_result_and_may_not_take_a_configured_name(history: dict, tmp_path: Path) -> None:
+    row = next(line for line in history["import"]["out"].splitlines() if "upstream-run" in line and " import " in line)
+    assert row.split()[-9:] == ["test", "recall@1", "0.500", "[0.40,", "0.60]", "100", "20", "import", "0.84"]
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("")
+    refused = _loft(history["database"], history["env"], "import-predictions", str(preds), "--system", "gpt-4o",
+                    "--size", "128k", "--task", "retrieval", "--dataset", "arguana")  # fmt: skip
+    assert refused.returncode == 2
+    assert "--system gpt-4o: a configured system has that name" in refused.stderr
 
 
 def test_a_mistyped_setting_is_refused_in_one_line_before_any_work(history: dict) -> None:
@@ -133,4 +161,7 @@ def test_a_mistyped_setting_is_refused_in_one_line_before_any_work(history: dict
     assert "--vars limt: no such setting (did you mean 'limit'?)" in result.stdout
     assert "START sql" not in result.stdout and "START python" not in result.stdout
     assert time.monotonic() - started < 120
+    refused = _loft(database, env, "build", "--select", "loft_128k", "--vars", "{systems: [gpt4o]}")
+    assert refused.returncode == 2
+    assert "unknown system(s) ['gpt4o'] ('gpt4o': did you mean 'gpt-4o'?)" in refused.stderr
     assert query(database, LEADERBOARD) == before

@@ -59,7 +59,7 @@ def test_a_128k_batch_build_submits_once_and_a_later_build_scores_every_response
         n_rows = pending[0][1]
         assert n_rows == 16
         statuses = query(database, "select distinct system, run_status from loft_128k.metrics "
-                                   "where source = 'inference' order by all")  # fmt: skip
+                                   "where source = 'dry_run' order by all")  # fmt: skip
         assert statuses == [(s, "pending") for s in sorted(SYSTEMS)]
 
         again = run_dbt(["build", "--select", "loft_128k", "--vars", VARS], database, env)
@@ -76,7 +76,7 @@ def test_a_128k_batch_build_submits_once_and_a_later_build_scores_every_response
                              "from loft_128k.responses group by all order by all")  # fmt: skip
     assert landed == [(s, "ok", n_rows, n_rows, True) for s in sorted(SYSTEMS)]
     scored = query(database, "select system, run_status, count(*), count(mean) from loft_128k.metrics "
-                             "where source = 'inference' group by all order by all")  # fmt: skip
+                             "where source = 'dry_run' group by all order by all")  # fmt: skip
     assert [(s, status) for s, status, _, _ in scored] == [(s, "scored") for s in sorted(SYSTEMS)]
     assert all(n == with_mean for _, _, n, with_mean in scored)
     # Each batch result is priced at half its streamed price (the seed's ratio 0.5).

@@ -85,7 +85,7 @@ def test_three_providers_answer_the_generated_release_at_two_sizes(tmp_path: Pat
         metrics = query(
             database,
             f"select system, dataset, split, run_status, mean from loft_{size}.metrics where task = 'mm' "
-            "and metric = 'recall@1' and rule = 'loft' and grain = 'turn' and source = 'inference' order by all",
+            "and metric = 'recall@1' and rule = 'loft' and grain = 'turn' and source = 'dry_run' order by all",
         )
         expected = sorted(
             (system, dataset, split, *(("not_run", None) if system != "gemini-mm" and dataset in AUDIO else
@@ -122,7 +122,7 @@ def test_three_providers_answer_the_generated_release_at_two_sizes(tmp_path: Pat
         "and (source = 'paper' or split = 'test') order by source, system",
     )
     assert board == [
-        ("inference", "gemini-mm", "FLEURS-en", 0.5),
+        ("dry_run", "gemini-mm", "FLEURS-en", 0.5),
         ("paper", "Gemini 1.5 Pro", "FLEURS-en", 1.0),
         ("paper", "Specialized", "FLEURS-en", 0.98),
     ]

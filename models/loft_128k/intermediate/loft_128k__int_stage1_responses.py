@@ -1,6 +1,7 @@
 """Stage 1 of every method: the selected systems' responses to this size's prompts, sent now or
 read from the durable store. Prints the cost estimate of every stage before any call."""
 
+from loft_warehouse import current_build
 from loft_warehouse.inference.warehouse import InferenceSettings, StageRelations, responses
 
 
@@ -17,4 +18,4 @@ def model(dbt, session):
         estimates=dbt.ref("loft_128k__cost_estimates"),
         media=dbt.ref("loft_128k__stg_mm_media"),
     )
-    return responses(dbt.config.get("loft_size"), InferenceSettings.from_loft(dbt.config.get("loft")), relations)
+    return responses(dbt.config.get("loft_size"), InferenceSettings.from_loft(current_build.settings(dbt.config.get("loft"))), relations)

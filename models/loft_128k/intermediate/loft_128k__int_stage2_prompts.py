@@ -1,12 +1,13 @@
 """Stage-2 prompts: a model over stage 1's parsed answers (python/loft_warehouse/methods/stage2.py)."""
 
+from loft_warehouse import current_build
 from loft_warehouse.dbt_boundary import models
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
     return models.stage_prompts(
-        dbt.config.get("loft"),
+        current_build.settings(dbt.config.get("loft")),
         answers=dbt.ref("loft_128k__int_stage1_answers"),
         corpus=dbt.ref("loft_128k__corpus"),
         queries=dbt.ref("loft_128k__queries"),

@@ -1,6 +1,7 @@
 """Stage 2 of the multi-stage methods: each system's responses to the prompts built from its own
 stage-1 answers (int_stage2_prompts), sent now or read from the durable store."""
 
+from loft_warehouse import current_build
 from loft_warehouse.inference.warehouse import InferenceSettings, StageRelations, responses
 
 
@@ -14,4 +15,4 @@ def model(dbt, session):
         prices=dbt.source("reference", "model_prices"),
         scope=dbt.ref("loft_128k__prompts"),
     )
-    return responses(dbt.config.get("loft_size"), InferenceSettings.from_loft(dbt.config.get("loft")), relations)
+    return responses(dbt.config.get("loft_size"), InferenceSettings.from_loft(current_build.settings(dbt.config.get("loft"))), relations)

@@ -36,8 +36,13 @@ origins as (
 warehouse as (
     select
         m.source,
-        case when m.query_limit is null then 'warehouse' else 'quick_try' end as rank_group,
+        case
+            when m.source = 'dry_run' then 'dry_run'
+            when m.query_limit is null then 'warehouse'
+            else 'quick_try'
+        end as rank_group,
         'this warehouse: ' || m.size || ' ' || m.split || ' split'
+            || case when m.source = 'dry_run' then ', a dry run answered by the loft fixture server' else '' end
             || case when m.query_limit is not null
                     then ', quick try of its first ' || m.query_limit || ' queries' else '' end
             || ', corpus built from '

@@ -1,12 +1,13 @@
 """Estimated cost of every configured system on this size's multimodal prompts, text and media
 tokens apart, before any call."""
 
+from loft_warehouse import current_build
 from loft_warehouse.inference.warehouse import mm_cost_estimates
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    config = dbt.config.get("loft") or {}
+    config = current_build.settings(dbt.config.get("loft")) or {}
     return mm_cost_estimates(
         dbt.config.get("loft_size"),
         config.get("systems_file"),

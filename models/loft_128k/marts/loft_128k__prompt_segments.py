@@ -1,10 +1,11 @@
+from loft_warehouse import current_build
 from loft_warehouse.dbt_boundary import models
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
     return models.prompt_table(
-        dbt.config.get("loft"),
+        current_build.settings(dbt.config.get("loft")),
         dbt.config.get("loft_size"),
         "segments",
         corpus=dbt.ref("loft_128k__corpus"),

@@ -1,3 +1,4 @@
+from loft_warehouse import current_build
 from loft_warehouse.dbt_boundary import models
 
 
@@ -6,4 +7,4 @@ def model(dbt, session):
     # Built from the same landing as stg_datasets: when that fails, dbt skips this model
     # instead of failing it again with the same message.
     dbt.ref("loft_128k__stg_datasets")
-    return models.staged_frame(dbt.config.get("loft"), dbt.config.get("loft_size"), "documents")
+    return models.staged_frame(current_build.settings(dbt.config.get("loft")), dbt.config.get("loft_size"), "documents")

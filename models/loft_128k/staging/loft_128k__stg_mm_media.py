@@ -1,6 +1,7 @@
+from loft_warehouse import current_build
 from loft_warehouse.dbt_boundary import models
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    return models.media_table(dbt.config.get("loft"), dbt.config.get("loft_size"), "media")
+    return models.media_table(current_build.settings(dbt.config.get("loft")), dbt.config.get("loft_size"), "media")

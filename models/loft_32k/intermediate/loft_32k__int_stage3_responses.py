@@ -2,6 +2,7 @@
 """Stage 3 of the three-stage methods: each system's responses to the prompts built from its own
 stage-2 answers (int_stage3_prompts), sent now or read from the durable store."""
 
+from loft_warehouse import current_build
 from loft_warehouse.inference.warehouse import InferenceSettings, StageRelations, responses
 
 
@@ -15,4 +16,4 @@ def model(dbt, session):
         prices=dbt.source("reference", "model_prices"),
         scope=dbt.ref("loft_32k__prompts"),
     )
-    return responses(dbt.config.get("loft_size"), InferenceSettings.from_loft(dbt.config.get("loft")), relations)
+    return responses(dbt.config.get("loft_size"), InferenceSettings.from_loft(current_build.settings(dbt.config.get("loft"))), relations)

@@ -2,13 +2,14 @@
 """Estimated cost of every configured system on this size's prompts, per dataset, method and
 stage, before any call (later stages from the methods' settings)."""
 
+from loft_warehouse import current_build
 from loft_warehouse.design import Design
 from loft_warehouse.inference.warehouse import cost_estimates
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    config = dbt.config.get("loft") or {}
+    config = current_build.settings(dbt.config.get("loft")) or {}
     return cost_estimates(
         dbt.config.get("loft_size"),
         config.get("systems_file"),

@@ -5,7 +5,8 @@
   (cached, written to a cache, neither), cost per correct answer (primary metric, loft rule,
   summed over the runs' dev and test turns), what prefix caching saved at the system's prices
   (cache reads below the input price, less cache writes above it; at the batch ratio for batch
-  results), how many rows a batch answered or still holds, and median / p95 latency.
+  results), how many rows a batch answered or still holds, and median / p95 latency. A dry run's
+  responses (source dry_run: the loft fixture server's answers) count as nothing spent.
 #}
 with
 
@@ -52,7 +53,7 @@ spent as (
         coalesce(sum(responses.input_tokens), 0) - coalesce(sum(responses.cached_tokens), 0)
             - coalesce(sum(responses.cache_write_tokens), 0) as uncached_input_tokens,
         coalesce(sum(responses.output_tokens), 0) as output_tokens,
-        sum(responses.cost_usd) as actual_usd,
+        sum(case when responses.source = 'dry_run' then 0 else responses.cost_usd end) as actual_usd,
         sum(
             (coalesce(responses.cached_tokens, 0) * (prices.input_usd_per_mtok - prices.cached_input_usd_per_mtok)
              - coalesce(responses.cache_write_tokens, 0) * (prices.cache_write_usd_per_mtok - prices.input_usd_per_mtok))

@@ -11,16 +11,19 @@ in the project folder, so the warehouse and its store are the ones a build from 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 from jinja2.nativetypes import NativeEnvironment
 
+from loft_warehouse import current_build
 from loft_warehouse.dbt_boundary import preflight
 from loft_warehouse.errors import ConfigurationError, did_you_mean
 from loft_warehouse.inference.cli import warehouse_path
@@ -98,7 +101,15 @@ def run_build(arguments: list[str]) -> int:
     executable = str(Path(sys.executable).with_name("dbt"))
     folders = [] if "--project-dir" in dbt_args else ["--project-dir", str(PROJECT_ROOT)]
     folders += [] if "--profiles-dir" in dbt_args else ["--profiles-dir", str(PROJECT_ROOT)]
-    code, interrupted = _run_dbt([executable, "build", *dbt_args, *folders], environ)
+    dbt_args, selection = runtime_selection(dbt_args)
+    (PROJECT_ROOT / "target").mkdir(exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w", suffix=".json", prefix="loft_selection_", dir=PROJECT_ROOT / "target"
+    ) as held:
+        json.dump(selection, held)
+        held.flush()
+        environ = {**environ, current_build.RUNTIME_FILE_ENV: held.name}
+        code, interrupted = _run_dbt([executable, "build", *dbt_args, *folders], environ)
     if not interrupted:
         return code
     print(
@@ -131,6 +142,29 @@ def checked_arguments(dbt_args: list[str], environ: dict[str, str]) -> list[str]
         os.environ.clear()
         os.environ.update(previous)
     return dbt_args
+
+
+def runtime_selection(dbt_args: list[str]) -> tuple[list[str], dict[str, Any]]:
+    """dbt's arguments without the selection's --vars keys (current_build.RUNTIME_SETTINGS), and
+    those keys: the models read them at run time, so a change of selection costs dbt no new parse."""
+    parsed = argparse.ArgumentParser(add_help=False)
+    parsed.add_argument("--vars", default=None)
+    known, _ = parsed.parse_known_args(dbt_args)
+    given = build_vars(known.vars)
+    selection = {name: value for name, value in given.items() if name in current_build.RUNTIME_SETTINGS}
+    rest = {name: value for name, value in given.items() if name not in selection}
+    if known.vars is None or not selection:
+        return dbt_args, selection
+    joined = f"--vars={known.vars}"
+    if joined in dbt_args:
+        position = dbt_args.index(joined)
+        before, after = dbt_args[:position], dbt_args[position + 1 :]
+    else:
+        position = dbt_args.index(known.vars)
+        before, after = dbt_args[: position - 1], dbt_args[position + 1 :]
+    if rest:
+        return [*before, "--vars", yaml.safe_dump(rest, default_flow_style=True).strip(), *after], selection
+    return [*before, *after], selection
 
 
 def _run_dbt(argv: list[str], environ: dict[str, str]) -> tuple[int, bool]:

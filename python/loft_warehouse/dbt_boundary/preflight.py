@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from loft_warehouse import registry, settings
+from loft_warehouse import current_build, registry, settings
 from loft_warehouse.design import Design
 from loft_warehouse.errors import ConfigurationError, did_you_mean
 from loft_warehouse.inference import cost
@@ -96,7 +96,7 @@ def preflight(values_json: str, selection_json: str) -> str:
         selection = {"resources": selection}
     try:
         check_vars(_given_vars(selection.get("vars")))
-        check(json.loads(values_json), selected_sizes(selection.get("resources") or []))
+        check(current_build.settings(json.loads(values_json)), selected_sizes(selection.get("resources") or []))
     except ConfigurationError as exc:
         return f"settings: {exc}"
     return ""

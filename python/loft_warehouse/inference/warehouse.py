@@ -311,7 +311,8 @@ def responses(
     emit: Callable[[str], None] = emit_stderr,
 ) -> pl.DataFrame:
     """Send one stage's prompts for the selected systems; the `responses` rows from the store,
-    each with its source ('planted' for the planted-effects test system, else 'inference').
+    each with its source ('planted' for the planted-effects test system, 'dry_run' for a system
+    answered by the loft fixture server, else 'inference').
 
     Stage 1 passes the cost estimate of every stage (cost_estimates: the full run, beside which
     the runner prints what this build sends and checks max_cost_usd against it); later stages
@@ -361,7 +362,14 @@ def responses(
         )
     created = pl.col("created_at").str.to_datetime(format="%Y-%m-%dT%H:%M:%S%.f%z")
     planted = [s.name for s in systems if s.kind.planted]
-    source = pl.when(pl.col("system").is_in(planted)).then(pl.lit("planted")).otherwise(pl.lit("inference"))
+    dry = [s.name for s in systems if is_fixture(s.endpoint())]
+    source = (
+        pl.when(pl.col("system").is_in(planted))
+        .then(pl.lit("planted"))
+        .when(pl.col("system").is_in(dry))
+        .then(pl.lit("dry_run"))
+        .otherwise(pl.lit("inference"))
+    )
     frame = frame.with_columns(
         created.dt.convert_time_zone("UTC"),
         source.alias("source"),
