@@ -74,7 +74,8 @@ def test_cost_ledger_by_hand() -> None:
         "cache_write_usd_per_mtok, batch_price_ratio)"
     )
     con.execute(
-        "create table responses as select 'inference' as source, 'a' as system, 'retrieval' as task, 'nq' as dataset, 'cic' as method, "
+        "create table responses as select 'inference' as source, 'a' as system, 'retrieval' as task, "
+        "'nq' as dataset, 'cic' as method, "
         "'ok' as status, 100000::bigint as input_tokens, 80000::bigint as cached_tokens, "
         "0::bigint as cache_write_tokens, 10::bigint as output_tokens, 0.16::double as cost_usd, "
         "range::double as latency_s, null::varchar as batch_id from range(10) "
