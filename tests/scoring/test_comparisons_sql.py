@@ -80,7 +80,7 @@ def test_cost_ledger_by_hand() -> None:
         "0::bigint as cache_write_tokens, 10::bigint as output_tokens, 0.16::double as cost_usd, "
         "range::double as latency_s, null::varchar as batch_id from range(10) "
         # b: two batch results, one writing 8,000 prefix tokens to the cache, one reading them
-        "union all select 'b', 'retrieval', 'nq', 'cic', 'ok', 10000, 8000 * (range = 1)::int, "
+        "union all select 'inference', 'b', 'retrieval', 'nq', 'cic', 'ok', 10000, 8000 * (range = 1)::int, "
         "8000 * (range = 0)::int, 10, 0.1, null, 'x' from range(2)"
     )
     ledger = model_sql("cost_ledger", cost_estimates="estimates")
