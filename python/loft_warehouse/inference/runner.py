@@ -15,7 +15,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -444,7 +444,7 @@ def run(
             missing = system.missing_credentials()
             rows, unsupported = _media_scope(rows, system, inputs, emit)
             if unsupported.height:
-                out.extend(_skipped(unsupported, system, chosen, "skipped_unsupported"))
+                out.extend(_skipped(unsupported.iter_rows(named=True), system, chosen, "skipped_unsupported"))
             window = ContextWindow(system, data_dir)
             split = window.split(rows, inputs.prefixes, inputs.segments)
             if split.counted:
@@ -455,7 +455,7 @@ def run(
             if split.too_long.height:
                 limit = f"{window.limit} {window.unit} tokens"
                 emit(f"{system.name}: {split.too_long.height} prompt(s) skipped_too_long (> {limit})")
-                out.extend(_skipped(split.too_long, system, chosen, "skipped_too_long"))
+                out.extend(_skipped(split.too_long.iter_rows(named=True), system, chosen, "skipped_too_long"))
             rows = split.fit
             prices = cost.resolve_prices(system, seed_prices)
             work = SystemRun(
@@ -554,15 +554,12 @@ def _stored_only(
             f"WARNING: {work.system.name}: {len(skipped)} prompt(s) skipped_no_credentials (set {', '.join(missing)})"
             + (f"; {sum(len(c.rows) for c in stored)} stored response(s) read back" if stored else "")
         )
-        out.extend(
-            ({**row, "system": reported.name}, row_response(row, work.system, "skipped_no_credentials"))
-            for row in skipped
-        )
+        out.extend(_skipped(skipped, work.system, reported, "skipped_no_credentials"))
     return stored
 
 
-def _skipped(rows: pl.DataFrame, system: System, reported: System, status: str) -> list[Outcome]:
-    return [({**r, "system": reported.name}, row_response(r, system, status)) for r in rows.iter_rows(named=True)]
+def _skipped(rows: Iterable[dict[str, Any]], system: System, reported: System, status: str) -> list[Outcome]:
+    return [({**r, "system": reported.name}, row_response(r, system, status)) for r in rows]
 
 
 def responses_frame(outcomes: Sequence[Outcome]) -> pl.DataFrame:

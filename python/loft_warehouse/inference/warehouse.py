@@ -233,16 +233,24 @@ def _tokenizer_stamps(data_dir: str | None) -> list[str]:
     return [frame_cache.file_stamp(p) for p in sorted(folder.glob("*"))] if folder.is_dir() else []
 
 
-def response_store(store_setting: str | None, systems: list[System], emit: Callable[[str], None]) -> Path:
+def response_store(
+    store_setting: str | None,
+    systems: list[System],
+    emit: Callable[[str], None],
+    fixture_answered: set[str] | None = None,
+) -> Path:
     """The store setting (var, then $LOFT_RESPONSE_STORE); unset, the default store, unless a
     selected system is answered by the fixture server (a dry run then has its own store) or is
-    the planted-effects system (its own store too)."""
+    the planted-effects system (its own store too). fixture_answered: the names of the systems
+    whose endpoint is the fixture, when the caller has asked already (each ask is a request)."""
     if (store_setting or "").strip() or os.environ.get("LOFT_RESPONSE_STORE", "").strip():
         return store_path(store_setting)
     if any(s.kind.planted for s in systems):
         emit(f"planted effects: responses go to {PLANTED_STORE}")
         return PLANTED_STORE
-    dry = [s.name for s in systems if not s.missing_credentials() and is_fixture(s.endpoint())]
+    if fixture_answered is None:
+        fixture_answered = {s.name for s in systems if is_fixture(s.endpoint())}
+    dry = [s.name for s in systems if not s.missing_credentials() and s.name in fixture_answered]
     if dry:
         emit(f"{', '.join(dry)}: answered by the loft fixture server, so responses go to {FIXTURE_STORE}")
         return FIXTURE_STORE
@@ -347,7 +355,8 @@ def responses(
         size=size,
         media=_media(relations.media, prompt_rows),
     )
-    with ResponseStore(response_store(config.response_store, systems, emit)) as store:
+    fixture_answered = {s.name for s in systems if is_fixture(s.endpoint())}
+    with ResponseStore(response_store(config.response_store, systems, emit, fixture_answered)) as store:
         frame = runner.run(
             inputs,
             systems,
@@ -362,11 +371,10 @@ def responses(
         )
     created = pl.col("created_at").str.to_datetime(format="%Y-%m-%dT%H:%M:%S%.f%z")
     planted = [s.name for s in systems if s.kind.planted]
-    dry = [s.name for s in systems if is_fixture(s.endpoint())]
     source = (
         pl.when(pl.col("system").is_in(planted))
         .then(pl.lit("planted"))
-        .when(pl.col("system").is_in(dry))
+        .when(pl.col("system").is_in(sorted(fixture_answered)))
         .then(pl.lit("dry_run"))
         .otherwise(pl.lit("inference"))
     )
