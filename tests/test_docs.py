@@ -47,7 +47,7 @@ def test_ci_runs_the_readme_test_command_and_make_build_is_the_main_job() -> Non
     ci = (PROJECT_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert ci[-1] == "make test"
     assert docs_commands.make_rule("build") == docs_commands.MakeRule(
-        ["bytecode"], ["$(BIN)/dbt build --select loft_128k"]
+        ["bytecode"], ["$(BIN)/loft build --select loft_128k"]
     )
     assert docs_commands.make_rule("bytecode").prerequisites == ["$(CORE)"]
 

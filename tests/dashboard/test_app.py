@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from loft_warehouse.dashboard.serve import APP
-from loft_warehouse.dashboard.views import PAGES
+from loft_warehouse.dashboard.views import PAGES, _run_label
 
 
 def _app(database: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
@@ -170,3 +171,18 @@ def test_loft_dashboard_serves_and_a_kill_leaves_no_server(dashboard_warehouse: 
         server.wait(timeout=60)
     with socket.socket() as s:
         assert s.connect_ex(("127.0.0.1", port)) != 0, "a server still listens after loft dashboard was stopped"
+
+
+@pytest.mark.parametrize(
+    ("source", "system", "method", "label"),
+    [
+        ("paper", "GPT-4o", None, "paper: GPT-4o"),
+        ("bm25", "bm25", "cic", "bm25"),
+        ("import", "mine", "cic", "import: mine"),
+        ("dry_run", "gpt-4o", "icr", "dry run: gpt-4o icr"),
+        ("api", "gpt-4o", "cic", "gpt-4o"),
+    ],
+)
+def test_a_run_label_says_where_its_answers_came_from(source: str, system: str, method: str | None, label: str) -> None:
+    row = SimpleNamespace(source=source, system=system, method=method)
+    assert _run_label(row) == label

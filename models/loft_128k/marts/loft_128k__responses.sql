@@ -1,5 +1,6 @@
 {# Every stage's responses as one table (stage s: int_stage{s}_responses). A response whose
-   stage-1 prompt has changed since it was answered (or is gone) is stale: kept, never scored. #}
+   stage-1 prompt has changed since it was answered (or is gone) is stale: kept, never scored.
+   Placeholders of requests never sent (skipped_*) are written last, so a plain look shows answers. #}
 with
 
 stage_1 as (select * from {{ ref('loft_128k__int_stage1_responses') }}),
@@ -72,3 +73,4 @@ marked as (
 )
 
 select * from marked
+order by status like 'skipped%'

@@ -35,6 +35,9 @@ PAGES = (
 REFERENCE_MODEL = "Gemini 1.5 Pro"
 # Runs a position-curve chart draws before more are picked.
 CURVE_RUNS = 8
+# How a run's label and bar say where its answers came from (responses.source, leaderboard.rank_group).
+SOURCE_MARKS = {"import": "import: ", "dry_run": "dry run: "}
+RANK_GROUP_COLOURS = {"paper": "#9aa5b1", "quick_try": "#f2a93b", "dry_run": "#b07cc6"}
 
 
 @st.cache_data(ttl=300, show_spinner=False)
@@ -98,11 +101,12 @@ def sidebar_filters(schema: str) -> Filters:
 
 
 def _run_label(row: Any) -> str:
-    """A run by its source, system and method: `paper: GPT-4o`, `bm25`, `import: x`, `gpt-4o icr`."""
+    """A run by its source, system and method: `paper: GPT-4o`, `bm25`, `import: x`, `gpt-4o icr`,
+    `dry run: gpt-4o` (answered by the fixture server, never a model)."""
     if row.source == "paper":
         return f"paper: {row.system}"
     method = f" {row.method}" if isinstance(row.method, str) and row.method != "cic" else ""
-    source = "import: " if row.source == "import" else ""
+    source = SOURCE_MARKS.get(row.source, "")
     return f"{source}{row.system}{method}"
 
 
@@ -127,7 +131,8 @@ def leaderboard(schema: str, filters: Filters) -> None:
         st.caption(hidden)
     st.caption(
         "Paper rows: LOFT 128k release corpus, test split. This warehouse's rows name their own corpus and split "
-        "(corpus_origin); paper rows, full runs and quick tries are ranked apart (rank_group)."
+        "(corpus_origin); paper rows, full runs, quick tries and dry runs (fixture answers, marked `dry run:`) "
+        "are ranked apart (rank_group)."
     )
     for (task, dataset), group in _chart_rows(frame).groupby(["task", "dataset"], sort=True):
         if (group["rank_group"] == "paper").all():
@@ -136,13 +141,12 @@ def leaderboard(schema: str, filters: Filters) -> None:
         labels = [_bar_label(row) for row in group.itertuples()]
         low = (group["value"] - group["ci_low"]).fillna(0)
         high = (group["ci_high"] - group["value"]).fillna(0)
-        colours = {"paper": "#9aa5b1", "quick_try": "#f2a93b"}
         figure = go.Figure(
             go.Bar(
                 x=labels,
                 y=group["value"],
                 error_y={"type": "data", "array": high, "arrayminus": low},
-                marker_color=[colours.get(g, "#1f77b4") for g in group["rank_group"]],
+                marker_color=[RANK_GROUP_COLOURS.get(g, "#1f77b4") for g in group["rank_group"]],
                 text=[f"{v:.2f}" for v in group["value"]],
             )
         )

@@ -11,9 +11,11 @@ in the project folder, so the warehouse and its store are the ones a build from 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,6 +40,8 @@ PATH_SUFFIXES = ("_PATH", "_DIR", "_FILE", "_STORE")
 # dbt's line on a Ctrl-C, and its summary line.
 DBT_INTERRUPTED = "Exited because of keyboard interrupt"
 DBT_SUMMARY = "Done. PASS="
+# prctl's option that gives a child a signal when its parent dies (Linux).
+PR_SET_PDEATHSIG = 1
 
 
 def selected_sizes(selection: list[str]) -> list[str]:
@@ -171,7 +175,9 @@ def _run_dbt(argv: list[str], environ: dict[str, str]) -> tuple[int, bool]:
     """Run dbt in the project folder, its output passed through; after a Ctrl-C, dbt's own
     report of it (a traceback of its thread pool) is left out but for its summary line.
     Returns dbt's exit code and whether the run was interrupted."""
-    process = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=environ, stdout=subprocess.PIPE, text=True, bufsize=1)
+    process = subprocess.Popen(
+        argv, cwd=PROJECT_ROOT, env=environ, stdout=subprocess.PIPE, text=True, bufsize=1, preexec_fn=_end_with_parent
+    )
     assert process.stdout is not None
     interrupted = False
     while True:
@@ -185,6 +191,13 @@ def _run_dbt(argv: list[str], environ: dict[str, str]) -> tuple[int, bool]:
         except KeyboardInterrupt:
             interrupted = True
     return process.wait(), interrupted
+
+
+def _end_with_parent() -> None:
+    """In dbt's process before it starts: a SIGTERM when `loft build` dies, even by SIGKILL, so a
+    killed build leaves no dbt behind still writing (its working copy is never published)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _with_var(dbt_args: list[str], given: str | None, name: str, value: str) -> list[str]:
