@@ -15,6 +15,12 @@ run finds the mark before it opens the working file and starts from the publishe
 (`restore_unpublished`), so a partial selection (`--select <size>__int_imported_queries+`) can
 never publish the killed build's tables beside the last good build's. A deleted working file
 is started again from the published build, so deleting it between builds only frees disk.
+
+DuckDB replays `<file>.wal` whenever it opens `<file>`, read-only too. A read-write session on
+the warehouse file that died (a killed notebook or CLI session) leaves its WAL behind, which would
+be replayed over the next published build: publish sets such a stale WAL aside first (renamed,
+nothing deleted, said in its line) and refuses, in one line, while a session still holds the
+warehouse file for writing.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ import shutil
 import sys
 import time
 from pathlib import Path
+
+from loft_warehouse.errors import ConfigurationError
 
 try:
     import fcntl
@@ -73,10 +81,44 @@ def publish(working: str, published: str) -> str:
     if source == target:
         return f"built in place: {target}"
     started = time.monotonic()
+    if _written_by_another_process(target):
+        raise ConfigurationError(
+            f"not published: {target} is open for writing in another process (a notebook, a CLI session, "
+            f"an in-place build); close it and run the build again ({target} still holds the last good build)"
+        )
+    set_aside = _set_aside_stale_wal(target)
     _copy_durably(source, target)
     unpublished_marker(source).unlink(missing_ok=True)
     size_mib = target.stat().st_size / 2**20
-    return f"published {target} ({size_mib:.1f} MiB in {time.monotonic() - started:.1f} s)"
+    line = f"published {target} ({size_mib:.1f} MiB in {time.monotonic() - started:.1f} s)"
+    if set_aside is not None:
+        line += f"; a write-ahead log left by a session that died on it was set aside as {set_aside}, not replayed"
+    return line
+
+
+def _written_by_another_process(path: Path) -> bool:
+    """Whether a process holds `path`'s write lock (DuckDB's read-write open); readers hold only
+    a shared lock, which a shared lock here does not wait for."""
+    if fcntl is None or not path.exists():
+        return False
+    with path.open("rb") as handle:
+        try:
+            fcntl.lockf(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.lockf(handle, fcntl.LOCK_UN)
+    return False
+
+
+def _set_aside_stale_wal(target: Path) -> Path | None:
+    """Rename `target`'s WAL (its writer is gone: checked above) out of DuckDB's way, so that
+    neither the new build nor a reader of the old one replays it; where it went, or None."""
+    wal = target.with_name(target.name + ".wal")
+    if not wal.exists():
+        return None
+    aside = wal.with_name(f"{wal.name}.stale-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+    os.replace(wal, aside)
+    return aside
 
 
 def begin_build(working: str, published: str) -> str:
