@@ -12,13 +12,15 @@
 {% macro method_stage_answers(stage, stage_responses, stage_prompts) %}
 with
 
+{#- Stage 1's prompts are every system's; a later stage's are built from each system's own answers. #}
+{%- set prompt_key = 'prompt_id' if stage == 1 else 'system, prompt_id' %}
 responses as (select * from {{ stage_responses }}),
-prompts as (select prompt_id, payload from {{ stage_prompts }}),
+prompts as (select {{ prompt_key }}, payload from {{ stage_prompts }}),
 
 chained as (
     select responses.*, prompts.payload as prompt_payload
     from responses
-    left join prompts using (prompt_id)
+    left join prompts using ({{ prompt_key }})
     where responses.stage = {{ stage }} and loft_method_stages(responses.method) > {{ stage }}
 ),
 
