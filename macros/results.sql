@@ -106,19 +106,25 @@
       {% endset %}
       {% set lines = run_query(sql).columns[0].values() %}
       {% if lines | length == 0 %}
-        {{ log("results: nothing changed; the published tables hold the same means as before (select * from loft_<size>.leaderboard)", info=True) }}
+        {{ loft_show_results("results: nothing changed; the published tables hold the same means as before (select * from loft_<size>.leaderboard)") }}
       {% else %}
-        {{ log("results: " ~ (lines | length) ~ " primary metric(s) added, changed or removed by this build", info=True) }}
-        {{ log(loft_result_header(), info=True) }}
-        {% for line in lines[:60] %}
-          {{ log(line, info=True) }}
-        {% endfor %}
+        {% set table = ["results: " ~ (lines | length) ~ " primary metric(s) added, changed or removed by this build", loft_result_header()] + (lines[:60] | list) %}
         {% if lines | length > 60 %}
-          {{ log("... and " ~ (lines | length - 60) ~ " more: select * from loft_<size>.metrics where is_primary", info=True) }}
+          {% do table.append("... and " ~ (lines | length - 60) ~ " more: select * from loft_<size>.metrics where is_primary") %}
         {% endif %}
+        {{ loft_show_results(table | join("\n")) }}
       {% endif %}
     {% endif %}
     {% do run_query('drop table if exists main.loft_results_before') %}
+  {% endif %}
+{% endmacro %}
+
+
+{#- Logged here, or held for `loft build` to print after dbt's lines (current_build.hold_results). -#}
+{% macro loft_show_results(text) %}
+  {% set shown = run_query("select loft_hold_results(" ~ dbt.string_literal(text) ~ ", '')").columns[0].values()[0] %}
+  {% if shown %}
+    {{ log(shown, info=True) }}
   {% endif %}
 {% endmacro %}
 

@@ -27,19 +27,25 @@ class NoDbt:
 
     started: list[dict[str, Any]] = []
     output: list[str] = []
+    results = ""
+    code = 0
 
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], **_: Any) -> None:
         NoDbt.started.append({"argv": argv, "cwd": cwd, "env": env})
         self.stdout = iter(NoDbt.output)
+        if NoDbt.results:  # what the on-run-end hook leaves for `loft build` (current_build.hold_results)
+            Path(env["LOFT_RESULTS_FILE"]).write_text(NoDbt.results)
 
     def wait(self) -> int:
-        return 0
+        return NoDbt.code
 
 
 @pytest.fixture
 def no_dbt(monkeypatch: pytest.MonkeyPatch, shared_data: Path) -> type[NoDbt]:
     NoDbt.started = []
     NoDbt.output = []
+    NoDbt.results = ""
+    NoDbt.code = 0
     monkeypatch.setattr(build.subprocess, "Popen", NoDbt)
     monkeypatch.setenv("LOFT_DATA_DIR", str(shared_data))
     return NoDbt
@@ -94,6 +100,28 @@ def test_dbt_runs_in_the_project_folder_from_anywhere(
     ]  # fmt: skip
     assert started["env"]["LOFT_RUNTIME_SETTINGS"].endswith(".json")
     assert started["env"]["LOFT_DUCKDB_PATH"] == str(tmp_path / "mine.duckdb")
+
+
+def test_a_build_ends_with_its_results_table_then_its_outcome(
+    no_dbt: type[NoDbt], capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("LOFT_DUCKDB_PATH", str(tmp_path / "w.duckdb"))
+    monkeypatch.delenv("LOFT_BUILD_IN_PLACE", raising=False)
+    no_dbt.output = ["12:00:01  Done. PASS=157 WARN=0 ERROR=0 SKIP=0 NO-OP=0 TOTAL=157\n"]
+    no_dbt.results = "results: 1 primary metric(s) added, changed or removed by this build\nsystem ...\nbm25 ...\n"
+    assert main(["build", "--select", "loft_32k"]) == 0
+    assert capsys.readouterr().out.splitlines()[-5:] == [
+        "12:00:01  Done. PASS=157 WARN=0 ERROR=0 SKIP=0 NO-OP=0 TOTAL=157",
+        "results: 1 primary metric(s) added, changed or removed by this build",
+        "system ...",
+        "bm25 ...",
+        f"loft build: passed; published {tmp_path / 'w.duckdb'}",
+    ]
+    no_dbt.results, no_dbt.code = "", 1
+    assert main(["build", "--select", "loft_32k"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"loft build: failed (dbt exit 1); nothing published, {tmp_path / 'w.duckdb'} holds the last good build"
+    )
 
 
 def test_a_var_wins_over_its_environment_fallback() -> None:

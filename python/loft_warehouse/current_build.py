@@ -9,6 +9,10 @@ changes from one build to the next. Given to dbt as --vars, it is part of what d
 partial parsing, so every change of selection made dbt read the whole project again. `loft build`
 passes those keys in a JSON file named by $LOFT_RUNTIME_SETTINGS instead, read here when a model
 runs; the models and the preflight hook read their settings through `settings()`.
+
+The results table the on-run-end hook makes (macros/results.sql) goes to the file named by
+$LOFT_RESULTS_FILE when `loft build` or an import's --build sets it, so that they print it last,
+after dbt's own lines, with their one-line outcome; plain `dbt build` logs it where it is made.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ RUNTIME_SETTINGS = (
     "chunk_tokens", "verify_candidates",
 )  # fmt: skip
 RUNTIME_FILE_ENV = "LOFT_RUNTIME_SETTINGS"
+RESULTS_FILE_ENV = "LOFT_RESULTS_FILE"
 _CURRENT: dict[str, str] = {}
 
 
@@ -35,6 +40,21 @@ def started(invocation_id: str, _unused: str) -> str:
     invocation id; '' back (nothing to say)."""
     _CURRENT["build_id"] = invocation_id
     return ""
+
+
+def hold_results(table: str, _unused: str) -> str:
+    """The hook's SQL function: the results table written to $LOFT_RESULTS_FILE ('' back), or,
+    without one, given back for dbt to log."""
+    path = os.environ.get(RESULTS_FILE_ENV, "").strip()
+    if not path:
+        return table
+    Path(path).write_text(table + "\n", encoding="utf-8")
+    return ""
+
+
+def held_results(path: Path) -> str:
+    """What the build's hook left in the results file ('' when it wrote none: a failed build)."""
+    return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
 def build_id() -> str | None:

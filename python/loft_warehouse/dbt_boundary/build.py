@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -107,14 +108,18 @@ def run_build(arguments: list[str]) -> int:
     folders += [] if "--profiles-dir" in dbt_args else ["--profiles-dir", str(PROJECT_ROOT)]
     dbt_args, selection = runtime_selection(dbt_args)
     (PROJECT_ROOT / "target").mkdir(exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", suffix=".json", prefix="loft_selection_", dir=PROJECT_ROOT / "target"
-    ) as held:
-        json.dump(selection, held)
-        held.flush()
-        environ = {**environ, current_build.RUNTIME_FILE_ENV: held.name}
+    with tempfile.TemporaryDirectory(prefix="loft_build_", dir=PROJECT_ROOT / "target") as folder:
+        selection_file, results_file = Path(folder) / "selection.json", Path(folder) / "results.txt"
+        selection_file.write_text(json.dumps(selection), encoding="utf-8")
+        environ = {
+            **environ,
+            current_build.RUNTIME_FILE_ENV: str(selection_file),
+            current_build.RESULTS_FILE_ENV: str(results_file),
+        }
         code, interrupted = _run_dbt([executable, "build", *dbt_args, *folders], environ)
+        results = current_build.held_results(results_file)
     if not interrupted:
+        print(results + outcome("loft build", code, warehouse, environ))
         return code
     print(
         f"loft build: interrupted; nothing of this build was published ({warehouse} "
@@ -122,6 +127,17 @@ def run_build(arguments: list[str]) -> int:
         file=sys.stderr,
     )
     return 130
+
+
+def outcome(command: str, code: int, warehouse: Path, environ: Mapping[str, str]) -> str:
+    """The line a build ends with, after its results table: whether it passed and what the
+    warehouse file now holds."""
+    in_place = environ.get("LOFT_BUILD_IN_PLACE", "") in ("1", "true")
+    if code == 0:
+        return f"{command}: passed; {'built in place in' if in_place else 'published'} {warehouse}"
+    if in_place:
+        return f"{command}: failed (dbt exit {code}); built in place: {warehouse} may mix two builds' tables"
+    return f"{command}: failed (dbt exit {code}); nothing published, {warehouse} holds the last good build"
 
 
 def checked_arguments(dbt_args: list[str], environ: dict[str, str]) -> list[str]:

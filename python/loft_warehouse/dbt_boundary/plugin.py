@@ -37,6 +37,7 @@ HOOK_FUNCTIONS = {
     "loft_publish": publish,
     "loft_begin_build": begin_build,
     "loft_build_started": current_build.started,
+    "loft_hold_results": current_build.hold_results,
 }
 SAID_IN_ONE_LINE = (BadInputError, ConfigurationError, CostLimitError, DataQualityError, interrupts.Interrupted)
 

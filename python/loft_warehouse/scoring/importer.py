@@ -29,6 +29,7 @@ import contextlib
 import hashlib
 import os
 import re
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from loft_warehouse import current_build
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.inference.systems import load_systems, systems_file
 from loft_warehouse.prompts.store import PROMPT_KEY_SCHEMA
@@ -456,26 +458,33 @@ def finish_landing(target: Path, source: str, size: str, build: bool) -> int:
     """Report a landed file, then build the size's scoring models (--build) or say how to."""
     print(f"landed {source} as {target}")
     if not build:
-        print(f"score it with: dbt build --select loft_{size}__int_imported_queries+")
+        print(f"score it with: loft build --select loft_{size}__int_imported_queries+")
         return 0
     from dbt.cli.main import dbtRunner
 
-    from loft_warehouse.dbt_boundary.build import checked_arguments, environment_from
+    from loft_warehouse.dbt_boundary.build import checked_arguments, environment_from, outcome
+    from loft_warehouse.inference.cli import warehouse_path
 
     # dbt runs in this process (a kill of the import kills its build) and in the project folder,
     # as `loft build` runs it: the seeds' relative paths resolve, relative LOFT_* paths are the caller's.
     environ = environment_from(Path.cwd(), dict(os.environ))
     arguments = checked_arguments(["--select", f"loft_{size}__int_imported_queries+"], environ)
     caller = Path.cwd()
-    os.environ.update(environ)
-    os.chdir(PROJECT_ROOT)
-    try:
-        result = dbtRunner().invoke(
-            ["build", *arguments, "--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT)]
-        )
-    finally:
-        os.chdir(caller)
-    return 0 if result.success else 1
+    with tempfile.TemporaryDirectory(prefix="loft_import_") as folder:
+        results_file = Path(folder) / "results.txt"
+        os.environ.update({**environ, current_build.RESULTS_FILE_ENV: str(results_file)})
+        os.chdir(PROJECT_ROOT)
+        try:
+            result = dbtRunner().invoke(
+                ["build", *arguments, "--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT)]
+            )
+        finally:
+            os.chdir(caller)
+            os.environ.pop(current_build.RESULTS_FILE_ENV, None)
+        results = current_build.held_results(results_file)
+    code = 0 if result.success else 1
+    print(results + outcome("loft import-predictions", code, warehouse_path(environ.get("LOFT_DUCKDB_PATH")), environ))
+    return code
 
 
 def add_landing_arguments(parser: argparse.ArgumentParser) -> None:
