@@ -213,3 +213,19 @@ def test_a_killed_loft_build_leaves_no_dbt_behind(tmp_path: Path) -> None:
     else:
         os.kill(pid, 9)
         pytest.fail("dbt's process outlived a killed loft build")
+
+
+def test_a_failed_build_says_which_node_failed_and_why(tmp_path: Path) -> None:
+    run_results = tmp_path / "run_results.json"
+    reason = "inference run: estimated $36.45 exceeds max_cost_usd=$0.01"
+    message = f"Runtime Error in model loft_128k__int_stage1_responses (models/...py)\n  {reason}"
+    run_results.write_text(json.dumps({"results": [
+        {"unique_id": "model.loft.loft_128k__corpus", "status": "success", "message": "OK"},
+        {"unique_id": "model.loft.loft_128k__int_stage1_responses", "status": "error", "message": message},
+    ]}))  # fmt: skip
+    failure = build.first_failure(run_results, since=0)
+    assert failure == f"loft_128k__int_stage1_responses: {reason}"
+    assert build.first_failure(run_results, since=run_results.stat().st_mtime + 60) is None  # an earlier run's file
+    line = build.outcome("loft build", 1, tmp_path / "w.duckdb", {}, failure)
+    warehouse = tmp_path / "w.duckdb"
+    assert line == f"loft build: failed (dbt exit 1; {failure}); nothing published, {warehouse} holds the last good build"

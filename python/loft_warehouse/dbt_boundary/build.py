@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -116,10 +117,12 @@ def run_build(arguments: list[str]) -> int:
             current_build.RUNTIME_FILE_ENV: str(selection_file),
             current_build.RESULTS_FILE_ENV: str(results_file),
         }
+        started = time.time()
         code, interrupted = _run_dbt([executable, "build", *dbt_args, *folders], environ)
         results = current_build.held_results(results_file)
     if not interrupted:
-        print(results + outcome("loft build", code, warehouse, environ))
+        failure = first_failure(_target_path(dbt_args) / "run_results.json", started) if code else None
+        print(results + outcome("loft build", code, warehouse, environ, failure))
         return code
     print(
         f"loft build: interrupted; nothing of this build was published ({warehouse} "
@@ -129,15 +132,44 @@ def run_build(arguments: list[str]) -> int:
     return 130
 
 
-def outcome(command: str, code: int, warehouse: Path, environ: Mapping[str, str]) -> str:
-    """The line a build ends with, after its results table: whether it passed and what the
-    warehouse file now holds."""
+def outcome(command: str, code: int, warehouse: Path, environ: Mapping[str, str], failure: str | None = None) -> str:
+    """The line a build ends with, after its results table: whether it passed (else the first
+    node that failed and why) and what the warehouse file now holds."""
     in_place = environ.get("LOFT_BUILD_IN_PLACE", "") in ("1", "true")
     if code == 0:
         return f"{command}: passed; {'built in place in' if in_place else 'published'} {warehouse}"
+    failed = f"{command}: failed (dbt exit {code}{f'; {failure}' if failure else ''})"
     if in_place:
-        return f"{command}: failed (dbt exit {code}); built in place: {warehouse} may mix two builds' tables"
-    return f"{command}: failed (dbt exit {code}); nothing published, {warehouse} holds the last good build"
+        return f"{failed}; built in place: {warehouse} may mix two builds' tables"
+    return f"{failed}; nothing published, {warehouse} holds the last good build"
+
+
+def first_failure(run_results: Path, since: float) -> str | None:
+    """`node: the last line of its message` of the first node that failed, from dbt's
+    run_results.json when this run wrote it (dbt puts the reason on the message's last line)."""
+    try:
+        if run_results.stat().st_mtime < since:
+            return None
+        document = json.loads(run_results.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for result in document.get("results", []):
+        if result.get("status") in ("error", "fail", "runtime error"):
+            lines = [line.strip() for line in str(result.get("message") or "").splitlines() if line.strip()]
+            node = str(result.get("unique_id", "")).rsplit(".", 1)[-1]
+            return f"{node}: {lines[-1]}" if lines else node
+    return None
+
+
+def _target_path(dbt_args: list[str]) -> Path:
+    """Where dbt writes run_results.json: --target-path (read from the project folder, where dbt
+    runs), else the project's target/."""
+    for position, argument in enumerate(dbt_args):
+        if argument.startswith("--target-path="):
+            return PROJECT_ROOT / argument.split("=", 1)[1]
+        if argument == "--target-path" and position + 1 < len(dbt_args):
+            return PROJECT_ROOT / dbt_args[position + 1]
+    return PROJECT_ROOT / "target"
 
 
 def checked_arguments(dbt_args: list[str], environ: dict[str, str]) -> list[str]:
