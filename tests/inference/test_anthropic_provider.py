@@ -86,3 +86,14 @@ def test_multi_turn_conversations_go_through_it(tmp_path, api_env, store):
     assert frame["status"].to_list() == ["ok", "ok"]
     second = api_env.state.generation_requests("anthropic")[1].body["messages"]
     assert [m["role"] for m in second] == ["user", "assistant", "user"]
+
+
+def test_an_empty_end_turn_is_sent_again_and_never_a_final_empty_answer(tmp_path, api_env, store):
+    api_env.state.faults.append("empty")
+    frame = _run(tmp_path, store, make_prompts(1, 0), concurrency=1)
+    assert frame.select("status", "attempts").row(0) == ("ok", 2)
+    api_env.state.faults.extend(["empty"] * 3)
+    frame = _run(tmp_path, store, make_prompts(2, 0).tail(1), concurrency=1, max_attempts=3)
+    row = frame.row(0, named=True)
+    assert (row["status"], row["attempts"], row["raw_text"]) == ("error", 3, None)
+    assert "an empty reply: stop_reason end_turn with no text" in row["error"]

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anthropic
+import httpx2
 from anthropic.types import Message
 
 from loft_warehouse.inference.media import MediaLibrary, has_media, pieces_of
@@ -121,7 +122,8 @@ class AnthropicProvider:
                     f"HTTP {exc.status_code}: {exc.message}", retry_after_seconds(exc.response.headers)
                 ) from exc
             raise RejectedError(f"HTTP {exc.status_code}: {exc.message}") from exc
-        except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
+        except (anthropic.APITimeoutError, anthropic.APIConnectionError, httpx2.TransportError) as exc:
+            # A stream the server cuts short fails while it is read, outside the SDK's own mapping.
             raise RetryableError(f"{type(exc).__name__}: {exc}") from exc
         except (json.JSONDecodeError, anthropic.APIError) as exc:
             raise RetryableError(f"malformed response body: {exc}"[:500]) from exc
@@ -159,6 +161,9 @@ def completion_of(message: Message, ttft: float | None) -> Completion:
     read = usage.cache_read_input_tokens or 0
     if not text and stop is None:
         raise ValueError("an empty reply with no stated reason (no stop_reason)")
+    if not text and stop == "end_turn":
+        # No answer, yet a normal end: sent again (bounded), never stored as a final empty answer.
+        raise RetryableError("an empty reply: stop_reason end_turn with no text")
     if stop == "max_tokens" and not text:
         raise PermanentError("truncated completion with no text (stop_reason max_tokens): raise max_output_tokens")
     return Completion(

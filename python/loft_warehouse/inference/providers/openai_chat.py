@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import httpx2
 import openai
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
@@ -100,7 +101,8 @@ class OpenAIChatProvider:
                     retry_after_seconds(exc.response.headers),
                 ) from exc
             raise RejectedError(f"HTTP {exc.status_code}: {exc.message}") from exc
-        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+        except (openai.APITimeoutError, openai.APIConnectionError, httpx2.TransportError) as exc:
+            # A stream the server cuts short fails while it is read, outside the SDK's own mapping.
             raise RetryableError(f"{type(exc).__name__}: {exc}") from exc
         except (json.JSONDecodeError, openai.APIResponseValidationError, openai.APIError) as exc:
             raise RetryableError(f"malformed response body: {exc}") from exc
