@@ -7,8 +7,10 @@ and are looked up at run time, never stored on the System object.
 
 from __future__ import annotations
 
+import base64
 import difflib
 import os
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,8 @@ from loft_warehouse.settings import PROJECT_ROOT
 
 DEFAULT_SYSTEMS_FILE = Path(__file__).with_name("systems.yaml")
 MODES = ("stream", "batch")
+# A password in an endpoint URL shorter than this is masked only with its user name or as Basic auth.
+MIN_LONE_SECRET = 4
 
 
 @dataclass(frozen=True)
@@ -88,9 +92,25 @@ class System:
         return os.environ.get(self.api_key_env) or None
 
     def scrub(self, text: str) -> str:
-        """Text with the system's API key masked (some servers echo what they were sent)."""
-        key = self.api_key()
-        return text.replace(key, "***") if key else text
+        """Text with the system's secrets masked (some servers echo what they were sent): its API
+        key, and credentials in its endpoint (`http://user:secret@host`, which the HTTP client
+        sends as Basic auth), as written, URL-decoded, and as the Basic auth value."""
+        for secret in self.secrets():
+            text = text.replace(secret, "***")
+        return text
+
+    def secrets(self) -> list[str]:
+        """What `scrub` masks, longest first (a secret inside another is masked with it)."""
+        found = [self.api_key() or ""]
+        parts = urllib.parse.urlsplit(self.endpoint() or "")
+        if parts.password or parts.username:
+            userinfo = parts.netloc.rpartition("@")[0]
+            user, password = urllib.parse.unquote(parts.username or ""), urllib.parse.unquote(parts.password or "")
+            basic = base64.b64encode(f"{user}:{password}".encode()).decode()
+            found += [userinfo, urllib.parse.unquote(userinfo), basic]
+            # The password alone too, unless so short that masking it would mangle every message.
+            found += [p for p in (password, parts.password or "") if len(p) >= MIN_LONE_SECRET]
+        return sorted({secret for secret in found if secret}, key=len, reverse=True)
 
     def endpoint(self) -> str | None:
         """base_url_env when set, else base_url (None: the provider's public endpoint)."""
