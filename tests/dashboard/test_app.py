@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from loft_warehouse.dashboard.serve import APP
-from loft_warehouse.dashboard.views import PAGES, _run_label
+from loft_warehouse.dashboard.views import PAGES, _run_label, as_text
 
 
 def _app(database: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
@@ -186,3 +186,24 @@ def test_loft_dashboard_serves_and_a_kill_leaves_no_server(dashboard_warehouse: 
 def test_a_run_label_says_where_its_answers_came_from(source: str, system: str, method: str | None, label: str) -> None:
     row = SimpleNamespace(source=source, system=system, method=method)
     assert _run_label(row) == label
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "![x](http://203.0.113.9/beacon.png)",
+        "[click](javascript:alert(1))",
+        '<img src="http://203.0.113.9/p.png" onerror="alert(1)">',
+        "http://203.0.113.9/autolink **bold** `code` :red[colour] &amp;",
+    ],
+)
+def test_text_from_the_warehouse_renders_as_written_never_as_markup(hostile: str) -> None:
+    """A qid, system or variant is shown in markdown (subheaders, captions) as literal text."""
+    import html
+    import re
+
+    import mistune
+
+    rendered = mistune.create_markdown(escape=False)(as_text(hostile))
+    assert "<img" not in rendered and "<a " not in rendered and "<strong" not in rendered and "<code" not in rendered
+    assert html.unescape(re.sub(r"</?p>", "", rendered)).strip() == hostile

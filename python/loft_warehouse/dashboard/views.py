@@ -9,6 +9,7 @@ warehouse file (data.py), so a build running meanwhile never conflicts.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ REFERENCE_MODEL = "Gemini 1.5 Pro"
 CURVE_RUNS = 8
 # How a run's label and bar say where its answers came from (responses.source, leaderboard.rank_group).
 SOURCE_MARKS = {"import": "import: ", "dry_run": "dry run: "}
+# What CommonMark and HTML read in text: ASCII punctuation (each may be backslash-escaped).
+MARKDOWN_SPECIAL = re.compile(r"[\\`*_{}\[\]()#+\-.!|<>~$&:\"']")
 RANK_GROUP_COLOURS = {"paper": "#9aa5b1", "quick_try": "#f2a93b", "dry_run": "#b07cc6"}
 
 
@@ -84,6 +87,13 @@ class Filters:
         return frame[keep], ("Hidden by the sidebar's filters: " + ", ".join(said) + " row(s).") if said else ""
 
 
+def as_text(value: object) -> str:
+    """A value from the warehouse as literal text inside Streamlit markdown: every character
+    markdown or HTML reads (links, images, tags, emphasis) escaped, so a qid, system or variant
+    of an imported file shows as written and never loads anything."""
+    return MARKDOWN_SPECIAL.sub(r"\\\g<0>", str(value))
+
+
 def _empty(message: str, hidden: str) -> None:
     st.info(f"{message} {hidden}".strip())
 
@@ -126,7 +136,7 @@ def leaderboard(schema: str, filters: Filters) -> None:
     frame, hidden = filters.apply(query(data.LEADERBOARD, schema))
     ours = frame[frame["rank_group"] != "paper"]
     if ours.empty:
-        _empty(f"No scored run to show at this size: build one with `dbt build --select {schema}`.", hidden)
+        _empty(f"No scored run to show at this size: build one with `loft build --select {schema}`.", hidden)
     elif hidden:
         st.caption(hidden)
     st.caption(
@@ -249,7 +259,7 @@ def drill_down(schema: str, filters: Filters) -> None:
     qid = choice.split(" ", 1)[1]
     rows = query(data.DRILL, schema, task, dataset, system, qid)
     for row in rows.itertuples():
-        st.subheader(f"{row.variant} / {row.method}, turn {row.turn}: {row.status}")
+        st.subheader(f"{as_text(row.variant)} / {as_text(row.method)}, turn {row.turn}: {as_text(row.status)}")
         gold = row.gold_loft if row.gold_loft is not None else row.gold
         if task == "mm":
             gold = _multimodal_query(schema, dataset, qid)
@@ -257,7 +267,7 @@ def drill_down(schema: str, filters: Filters) -> None:
             _text_query(row)
         st.markdown("**Raw response**")
         st.code(str(row.raw_text), language=None, wrap_lines=True)
-        st.markdown(f"**Parsed answer** ({row.parse_status_loft})")
+        st.markdown(f"**Parsed answer** ({as_text(row.parse_status_loft)})")
         st.code(str(row.answer_loft_json), language="json", wrap_lines=True)
         st.markdown("**Gold**")
         st.code(str(gold), language="json", wrap_lines=True)
@@ -289,12 +299,12 @@ def _parts_text(parts: pd.DataFrame) -> str:
 def _multimodal_query(schema: str, dataset: str, qid: str) -> str:
     """A multimodal query: its media as the model received them and its prompt's parts; returns
     its gold (the pids, JSON)."""
-    st.markdown(f"**Query media** (mm/{dataset} {qid}, as sent)")
+    st.markdown(f"**Query media** (mm/{as_text(dataset)} {as_text(qid)}, as sent)")
     for item in query(data.MM_QUERY_MEDIA, schema, dataset, qid).itertuples():
         if item.mime_type == "audio/wav":
             st.audio(bytes(item.data), format="audio/wav")
         else:
-            st.image(bytes(item.data), caption=f"{qid}: {item.mime_type}")
+            st.image(bytes(item.data), caption=f"{as_text(qid)}: {as_text(item.mime_type)}")
     parts = query(data.MM_PROMPT_PARTS, schema, dataset, qid)
     _opening(_parts_text(parts[parts["section"] == "prefix"]))
     st.markdown("**Prompt suffix**")
@@ -387,7 +397,7 @@ def paired(schema: str, filters: Filters) -> None:
     arm_b = st.selectbox("Run b", sorted(here[here["arm_a"] == arm_a]["arm_b"].unique()), key="pair-b")
     row = here[(here["arm_a"] == arm_a) & (here["arm_b"] == arm_b)].iloc[0]
     if not row["is_same_queries"]:
-        st.warning(str(row["note"]))
+        st.warning(as_text(row["note"]))
         return
     left, middle, right = st.columns(3)
     left.metric("mean a", f"{row['mean_a']:.3f}")
@@ -415,7 +425,8 @@ def cost(schema: str, filters: Filters) -> None:
     ran = ledger.groupby("system")[["n_ok", "n_pending"]].transform("sum").sum(axis=1) > 0
     if not st.checkbox("Include systems that did not run (estimates only)", key="cost-all"):
         if (~ran).any():
-            st.caption(f"Left out: {', '.join(sorted(ledger[~ran]['system'].unique()))} (no response stored).")
+            left_out = ", ".join(as_text(name) for name in sorted(ledger[~ran]["system"].unique()))
+            st.caption(f"Left out: {left_out} (no response stored).")
         ledger = ledger[ran]
     if ledger.empty:
         st.info("No system ran at this size yet: tick the box above to see the estimates.")
@@ -444,9 +455,9 @@ def main() -> None:
     path = data.warehouse_path()
     schemas = data.built_sizes(path)
     st.sidebar.title("LOFT warehouse")
-    st.sidebar.caption(f"{path}")
+    st.sidebar.caption(as_text(path))
     if not schemas:
-        st.warning(f"No built warehouse at {path}: run `make build` (or `dbt build --select loft_128k`) first.")
+        st.warning(f"No built warehouse at {as_text(path)}: run `make build` (`loft build --select loft_128k`) first.")
         return
     page = st.sidebar.radio("Page", PAGES, key="page")
     default = schemas.index("loft_128k") if "loft_128k" in schemas else len(schemas) - 1
