@@ -1,14 +1,15 @@
 {#
   int_position_curves: accuracy by gold position, ready to plot. One row per (system, method,
-  dataset, experiment, position, split, metric, rule) over the dataset's primary metric:
+  dataset, variant, experiment, position, split, metric, rule) over the dataset's primary metric:
   - designed positions: every prompt variant that places the gold (prompt_variants.experiment:
     LOFT's gold_pos_* variants in percent of the corpus, Lost in the Middle's gold document
     index and queried-key index, R&R's answer position in tokens), with the studies' reference
     settings (closed_book, oracle) as their own experiments at a null position;
   - measured positions: every other run on a LOFT retrieval or RAG prompt (the default variant
     included), by the decile of the first gold document's depth in the corpus
-    (experiment loft_gold_depth, position 0.0, 0.1, ..., 0.9), so Figure 4/9-style curves come
-    from any run.
+    (experiment loft_gold_depth, position 0.0, 0.1, ..., 0.9), one curve per prompt variant
+    (pooling them let an ablation's or few-shot variant's drop leak into the default's curve),
+    so Figure 4/9-style curves come from any run.
   n, mean and the 95% interval as in metrics; points with no answered row are left out.
   Incremental by run group (system, method, dataset and split, its variants together): a build
   computes only the groups whose curves_fingerprint (int_run_fingerprints) is not yet stored as a
@@ -24,7 +25,7 @@
 ) }}
 {%- set group_keys = ['source', 'system', 'method', 'task', 'dataset', 'split'] -%}
 {%- set seed = var('seed', 20240612) -%}
-{%- set keys = ['size', 'source', 'system', 'method', 'task', 'dataset', 'experiment', 'position_unit', 'position',
+{%- set keys = ['size', 'source', 'system', 'method', 'task', 'dataset', 'variant', 'experiment', 'position_unit', 'position',
                 'split', 'metric', 'rule', 'metric_name'] -%}
 with
 

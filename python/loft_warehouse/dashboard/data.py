@@ -71,7 +71,7 @@ order by task, dataset, system
 """
 
 POSITION_CURVES = """
-select system, method, task, dataset, experiment, position_unit, position, split, n, mean, ci_low, ci_high,
+select system, method, task, dataset, variant, experiment, position_unit, position, split, n, mean, ci_low, ci_high,
        query_limit
 from {schema}.position_curves
 order by experiment, system, position

@@ -36,6 +36,8 @@ PAGES = (
 REFERENCE_MODEL = "Gemini 1.5 Pro"
 # Runs a position-curve chart draws before more are picked.
 CURVE_RUNS = 8
+# The experiment whose points are measured (gold depth deciles) rather than placed by a variant.
+MEASURED_DEPTH = "loft_gold_depth"
 # How a run's label and bar say where its answers came from (responses.source, leaderboard.rank_group).
 SOURCE_MARKS = {"import": "import: ", "dry_run": "dry run: "}
 # What CommonMark and HTML read in text: ASCII punctuation (each may be backslash-escaped).
@@ -324,9 +326,10 @@ def position_curves(schema: str, filters: Filters) -> None:
         return
     experiment = st.selectbox("Experiment", sorted(curves["experiment"].unique()), key="curve-experiment")
     chosen = curves[curves["experiment"] == experiment].dropna(subset=["position"])
-    chosen = chosen.assign(
-        run=chosen["system"] + " / " + chosen["task"] + "/" + chosen["dataset"] + " " + chosen["split"]
-    )
+    run = chosen["system"] + " / " + chosen["task"] + "/" + chosen["dataset"] + " " + chosen["split"]
+    if experiment == MEASURED_DEPTH:  # one curve per prompt variant; a designed one's variant is its position
+        run = run + " " + chosen["variant"]
+    chosen = chosen.assign(run=run)
     runs = sorted(chosen["run"].unique())
     picked = st.multiselect("Runs", runs, default=runs[:CURVE_RUNS], key="curve-runs")
     chosen = chosen[chosen["run"].isin(picked)]
