@@ -31,8 +31,10 @@ def con() -> duckdb.DuckDBPyConnection:
 
 def test_shape(con: duckdb.DuckDBPyConnection) -> None:
     table = con.table("paper")
-    assert table.columns == ["category", "task", "dataset", "paper_dataset", "model", "metric", "value"]
-    assert [str(t) for t in table.types][-1] == "DOUBLE"
+    assert table.columns == [
+        "category", "task", "dataset", "paper_dataset", "model", "metric", "value", "printed_value", "correction",
+    ]  # fmt: skip
+    assert [str(t) for t in table.types][-3:] == ["DOUBLE", "DOUBLE", "VARCHAR"]
     assert table.count("*").fetchone()[0] == 121  # 35 datasets x 4 models - 19 "-" cells
     duplicates = con.sql("select task, dataset, model from paper group by all having count(*) > 1")
     assert duplicates.fetchall() == []
@@ -66,3 +68,12 @@ def test_spot_values_and_metrics(con: duckdb.DuckDBPyConnection) -> None:
     assert ("icl", "bbh_date", "Specialized") not in rows
     # The seed's OCR reads 0.33; only 0.83 gives the printed ICL average of 0.74 for Claude.
     assert rows[("icl", "bbh_web", "Claude 3 Opus")] == ("em", 0.83)
+
+
+def test_the_one_corrected_cell_keeps_the_printed_value_and_says_why(con: duckdb.DuckDBPyConnection) -> None:
+    corrected = con.sql(
+        "select dataset, model, value, printed_value, correction from paper where printed_value is not null"
+    ).fetchall()
+    assert [row[:4] for row in corrected] == [("bbh_web", "Claude 3 Opus", 0.83, 0.33)]
+    assert "Average (0.74)" in corrected[0][4]
+    assert con.sql("select count(*) from paper where correction is not null").fetchone() == (1,)

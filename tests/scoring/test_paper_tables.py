@@ -139,6 +139,26 @@ def test_unfilled_cells_say_why(ablations: duckdb.DuckDBPyConnection) -> None:
     assert variant["reason"] == "not built: prompt variant alphanumeric_ids was not in prompt_variants"
 
 
+def test_an_imported_run_without_a_variant_says_it_was_not_imported() -> None:
+    con = register(duckdb.connect())
+    rows = [
+        {"source": "import", "system": "mine", "task": "retrieval", "dataset": "arguana", "variant": "default",
+         "qid": f"q{q}", "metric": "recall@1", "value": value}
+        for q, value in enumerate(right_answers(range(0, 30), N_QUERIES))
+    ]  # fmt: skip
+    scores_table(con, rows)
+    metrics_table(con, SEED)
+    con.execute(f"create table comparisons as {model_sql('paired_comparisons', seed=SEED)}")
+    con.execute(f"create table paper as select * from read_csv('{TABLE4}', header = true, auto_detect = true)")
+    con.execute("create table datasets as select * from (values ('retrieval', 'arguana')) t(task, dataset)")
+    sql = model_sql("ablations", paired_comparisons="comparisons", paper_table4="paper", stg_datasets="datasets")
+    con.execute(f"create table ablations as {sql}")
+    assert _cell(con, "arguana", "default")["mean"] == 0.5
+    assert _cell(con, "arguana", "no_cot")["reason"] == (
+        "not imported: no prediction file of prompt variant no_cot (loft import-predictions --variant no_cot)"
+    )
+
+
 def test_without_any_run_the_paper_cells_stand_alone() -> None:
     con = register(duckdb.connect())
     scores_table(con, [])

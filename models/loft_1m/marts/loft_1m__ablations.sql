@@ -118,6 +118,9 @@ final as (
             when run_cells.system is null then 'no run at this size'
             when cell.run_status = 'pending' then 'pending: rows still in a provider batch'
             when cell.run_status = 'not_run' then 'not run: no answered row'
+            when run_cells.source = 'import'
+                then 'not imported: no prediction file of prompt variant ' || run_cells.ablation
+                     || ' (loft import-predictions --variant ' || run_cells.ablation || ')'
             else 'not built: prompt variant ' || run_cells.ablation || ' was not in prompt_variants'
         end as reason,
         cell.query_limit
