@@ -12,6 +12,12 @@ whose message says how to resume; every response already returned is in the dura
 Only `arm()`, as a dbt invocation starts (the dbt plugin), forgets an earlier Ctrl-C: a model's
 run merely listens, so one started beside or after the Ctrl-C stops as well (clearing STOP per
 model once let a model starting a moment later undo the stop of one already waiting on a call).
+
+dbt opens its connections, and so arms this, in a worker thread; the pending call then waits for
+the main thread to run Python, which it may not do before the Ctrl-C (dbt's main thread sleeps
+in a lock while the first models run), so the wakeup fd can be missing when it is needed. Under
+`loft build` that does not matter: its own process takes the Ctrl-C and creates the file named by
+$LOFT_STOP_FILE, which a second watcher polls (every POLL_S seconds) and answers with STOP.
 """
 
 from __future__ import annotations
@@ -20,9 +26,13 @@ import ctypes
 import os
 import signal
 import threading
+import time
+from pathlib import Path
 
 STOP = threading.Event()
 RESUME = "rerun the same command to resume: stored responses are not sent again"
+STOP_FILE_ENV = "LOFT_STOP_FILE"
+POLL_S = 0.2
 _PENDING_CALL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 _armed = threading.Lock()
 _state: dict[str, object] = {}
@@ -42,6 +52,13 @@ def _watch(read_end: int) -> None:
     while received := os.read(read_end, 64):
         if signal.SIGINT in received:
             STOP.set()
+
+
+def _poll(stop_file: Path) -> None:
+    while True:
+        if stop_file.exists():
+            STOP.set()
+        time.sleep(POLL_S)
 
 
 def _set_wakeup_fd(write_end: int) -> bool:
@@ -69,6 +86,9 @@ def listen() -> None:
         os.set_blocking(write_end, False)
         _state["pipe"] = (read_end, write_end)
     threading.Thread(target=_watch, args=(read_end,), name="loft-ctrl-c", daemon=True).start()
+    stop_file = os.environ.get(STOP_FILE_ENV, "").strip()
+    if stop_file:
+        threading.Thread(target=_poll, args=(Path(stop_file),), name="loft-stop-file", daemon=True).start()
     if threading.current_thread() is threading.main_thread():
         _set_wakeup_fd(write_end)
         return

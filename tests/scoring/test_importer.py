@@ -357,7 +357,7 @@ def test_cli_lands_an_answer_file_and_its_predictions(tmp_path: Path, capsys, mo
     out = capsys.readouterr().out
     assert "preds.jsonl: 3 lines; 1 duplicate qid line(s) (the last wins), 1 stray qid line(s) (ignored)" in out
     assert "1 unanswered quer(ies) (scored 0)" in out
-    assert "dbt build --select loft_32k__int_imported_queries+" in out
+    assert "loft build --select loft_32k__int_imported_queries+" in out
 
 
 def test_a_refused_prediction_file_lands_neither_it_nor_its_answer_file(tmp_path: Path) -> None:

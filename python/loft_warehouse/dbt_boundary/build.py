@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import Any
 import yaml
 from jinja2.nativetypes import NativeEnvironment
 
-from loft_warehouse import current_build
+from loft_warehouse import current_build, interrupts
 from loft_warehouse.dbt_boundary import preflight
 from loft_warehouse.errors import ConfigurationError, did_you_mean
 from loft_warehouse.inference.cli import warehouse_path
@@ -116,6 +117,7 @@ def run_build(arguments: list[str]) -> int:
             **environ,
             current_build.RUNTIME_FILE_ENV: str(selection_file),
             current_build.RESULTS_FILE_ENV: str(results_file),
+            interrupts.STOP_FILE_ENV: str(Path(folder) / "stop"),
         }
         started = time.time()
         code, interrupted = _run_dbt([executable, "build", *dbt_args, *folders], environ)
@@ -222,23 +224,36 @@ def runtime_selection(dbt_args: list[str]) -> tuple[list[str], dict[str, Any]]:
 def _run_dbt(argv: list[str], environ: dict[str, str]) -> tuple[int, bool]:
     """Run dbt in the project folder, its output passed through; after a Ctrl-C, dbt's own
     report of it (a traceback of its thread pool) is left out but for its summary line.
-    Returns dbt's exit code and whether the run was interrupted."""
+    Returns dbt's exit code and whether the run was interrupted.
+
+    The output is read in a thread and the main thread waits in short steps: a library loaded
+    here re-installs the SIGINT handler with SA_RESTART (interrupts.py), so a main thread blocked
+    reading a quiet dbt would not see a Ctrl-C until dbt printed its next line."""
     process = subprocess.Popen(
         argv, cwd=PROJECT_ROOT, env=environ, stdout=subprocess.PIPE, text=True, bufsize=1, preexec_fn=_end_with_parent
     )
-    assert process.stdout is not None
-    interrupted = False
-    while True:
+    interrupted = threading.Event()
+    pump = threading.Thread(target=_pass_through, args=(process, interrupted), name="dbt-output", daemon=True)
+    pump.start()
+    while pump.is_alive():
         try:
-            for line in process.stdout:
-                interrupted = interrupted or DBT_INTERRUPTED in line
-                if not interrupted or DBT_SUMMARY in line:
-                    sys.stdout.write(line)
-                    sys.stdout.flush()
-            break
+            pump.join(interrupts.POLL_S)
         except KeyboardInterrupt:
-            interrupted = True
-    return process.wait(), interrupted
+            interrupted.set()
+            stop_file = environ.get(interrupts.STOP_FILE_ENV)
+            if stop_file:  # dbt's models stop on it whether or not dbt saw the Ctrl-C (interrupts.py)
+                Path(stop_file).touch()
+    return process.wait(), interrupted.is_set()
+
+
+def _pass_through(process: subprocess.Popen[str], interrupted: threading.Event) -> None:
+    assert process.stdout is not None
+    for line in process.stdout:
+        if DBT_INTERRUPTED in line:
+            interrupted.set()
+        if not interrupted.is_set() or DBT_SUMMARY in line:
+            sys.stdout.write(line)
+            sys.stdout.flush()
 
 
 def _end_with_parent() -> None:
