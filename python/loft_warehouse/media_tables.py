@@ -123,7 +123,7 @@ def build(root: Path, size_label: str, only: tuple[str, ...] = ()) -> MediaTable
     queries: list[dict] = []
     parts: list[dict] = []
     for dataset, folder in _folders(root, size_label, only):
-        data = loft_mm.load(folder)
+        data = loft_mm.load(folder, root=root)
         prompt = render(dataset, data.source, data.media)
         shown_of = {pid: shown for shown, pid in prompt.shown}
         media.extend(

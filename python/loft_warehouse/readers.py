@@ -2,7 +2,8 @@
 
 Bytes that are not UTF-8, a gzip file cut short, and a line longer than the cap
 ($LOFT_MAX_LINE_BYTES, default 64 MiB; checked before a line is decoded, parsed or tokenized)
-are errors naming the file and line, like malformed JSON.
+are errors naming the file and line, like malformed JSON. A media file has its own cap
+($LOFT_MAX_MEDIA_BYTES, default 64 MiB), checked while it is read.
 """
 
 from __future__ import annotations
@@ -18,20 +19,30 @@ from typing import Any
 from loft_warehouse.errors import BadInputError, ConfigurationError
 
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
+DEFAULT_MAX_MEDIA_BYTES = 64 * 2**20
+
+
+def _byte_cap(variable: str, default: int) -> int:
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return default
+    try:
+        cap = int(value)
+    except ValueError as exc:
+        raise ConfigurationError(f"{variable} must be a number of bytes, got {value!r}") from exc
+    if cap < 1:
+        raise ConfigurationError(f"{variable} must be positive, got {cap}")
+    return cap
 
 
 def max_line_bytes() -> int:
     """The longest line a reader accepts ($LOFT_MAX_LINE_BYTES)."""
-    value = os.environ.get("LOFT_MAX_LINE_BYTES", "").strip()
-    if not value:
-        return DEFAULT_MAX_LINE_BYTES
-    try:
-        cap = int(value)
-    except ValueError as exc:
-        raise ConfigurationError(f"LOFT_MAX_LINE_BYTES must be a number of bytes, got {value!r}") from exc
-    if cap < 1:
-        raise ConfigurationError(f"LOFT_MAX_LINE_BYTES must be positive, got {cap}")
-    return cap
+    return _byte_cap("LOFT_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES)
+
+
+def max_media_bytes() -> int:
+    """The largest media file a release may name ($LOFT_MAX_MEDIA_BYTES)."""
+    return _byte_cap("LOFT_MAX_MEDIA_BYTES", DEFAULT_MAX_MEDIA_BYTES)
 
 
 def decode_utf8(raw: bytes, path: Path, line_no: int = 1) -> str:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
+import wave
 from pathlib import Path
 
 import pytest
@@ -139,3 +141,72 @@ def test_a_relative_path_needs_the_resources_folder(tmp_path: Path) -> None:
     _rewrite(folder / "corpus.jsonl", 1, _set("img_path", [str(folder / "media" / "flickr30k-000.png")]))
     with pytest.raises(BadInputError, match=r"corpus.jsonl:2: "):
         loft_mm.load(folder)
+
+
+def _outside_image(tmp_path: Path) -> Path:
+    outside = tmp_path / "not-data" / "secret.png"
+    outside.parent.mkdir()
+    Image.new("RGB", (8, 8)).save(outside)
+    return outside
+
+
+@pytest.mark.parametrize("how", ["dot-dot", "absolute", "symlink"])
+def test_a_media_path_leading_outside_the_data_folder_is_refused(tmp_path: Path, how: str) -> None:
+    """Issue 60 item 3: `../`, an absolute path and a symlink each had a file from outside the
+    data folder stored and sent."""
+    root = tmp_path / "data"
+    folder = _folder(root, "flickr30k")
+    outside = _outside_image(tmp_path)
+    name = {"dot-dot": "../../../../../../not-data/secret.png", "absolute": str(outside), "symlink": "link.png"}[how]
+    (folder / "resources" / "link.png").symlink_to(outside)
+    _rewrite(folder / "corpus.jsonl", 2, _set("img_path", [name]))
+    with pytest.raises(BadInputError, match=r"corpus.jsonl:2: .*: media path leads outside the data folder") as caught:
+        loft_mm.load(folder, root=root)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_symlink_inside_the_data_folder_is_followed(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, "flickr30k")
+    (folder / "resources" / "link.png").symlink_to(folder / "resources" / "flickr30k-000.png")
+    _rewrite(folder / "corpus.jsonl", 2, _set("img_path", ["link.png"]))
+    data = loft_mm.load(folder, root=tmp_path)
+    assert data.source.documents[1].media == data.source.documents[0].media
+
+
+def test_a_fifo_or_device_is_refused_at_once(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, "flickr30k")
+    os.mkfifo(folder / "resources" / "pipe.png")  # opened for reading, it waited for a writer forever
+    _rewrite(folder / "corpus.jsonl", 2, _set("img_path", ["pipe.png"]))
+    with pytest.raises(BadInputError, match=r"corpus.jsonl:2: .*pipe.png: not a regular file"):
+        loft_mm.load(folder)
+    _rewrite(folder / "corpus.jsonl", 2, _set("img_path", ["/dev/zero"]))
+    with pytest.raises(BadInputError, match=r"corpus.jsonl:2: /dev/zero: media path leads outside"):
+        loft_mm.load(folder)
+    with pytest.raises(BadInputError, match=r"corpus.jsonl:2: /dev/zero: not a regular file"):
+        loft_mm.load(folder, root=Path("/"))  # a data folder holding a device: 4 GiB read in 21 s
+
+
+def test_a_media_file_past_the_cap_is_refused_while_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _folder(tmp_path, "flickr30k")
+    size = (folder / "resources" / "flickr30k-000.png").stat().st_size
+    monkeypatch.setenv("LOFT_MAX_MEDIA_BYTES", str(size - 1))
+    with pytest.raises(BadInputError, match=rf"corpus.jsonl:1: .*flickr30k-000.png: media file larger than {size - 1}"):
+        loft_mm.load(folder)
+    largest = max(path.stat().st_size for path in (folder / "resources").iterdir())
+    monkeypatch.setenv("LOFT_MAX_MEDIA_BYTES", str(max(size, largest)))
+    assert loft_mm.load(folder).source.documents[0].media
+
+
+def test_a_wav_is_priced_by_the_samples_it_holds_not_its_header(tmp_path: Path) -> None:
+    """A header declaring 0.2 s before 2 s of samples was priced at 0.2 s (issue 60 item 3)."""
+    folder = _folder(tmp_path, "fleurs_en_tts")
+    wav = (
+        folder
+        / "resources"
+        / json.loads((folder / "corpus.jsonl").read_text().splitlines()[0])["metadata"]["audio_path"]
+    )
+    with wave.open(str(wav)) as audio:
+        rate, frame_bytes = audio.getframerate(), audio.getsampwidth() * audio.getnchannels()
+    wav.write_bytes(wav.read_bytes() + b"\0" * (rate * frame_bytes * 18 // 10))  # 1.8 s beyond the header's count
+    data = loft_mm.load(folder)
+    assert data.media[data.source.documents[0].media[0]].duration_ms == 2000

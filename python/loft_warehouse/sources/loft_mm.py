@@ -3,9 +3,14 @@
 A corpus row or a query names its media in `metadata`, paths relative to the folder's
 resources/ (absolute paths are taken as they are, as upstream's loader does when there is no
 resources/ folder): `img_path` a list of images (several for a video's frames), `audio_path`
-one WAV file for a corpus row and a one-path list for a query. The media land as the bytes LOFT
+one WAV file for a corpus row and a one-path list for a query. A path must lead, once `..` and
+symbolic links are followed, to a regular file inside the data folder, no larger than
+$LOFT_MAX_MEDIA_BYTES: a release cannot have a file from elsewhere stored and sent to a
+provider, nor hang a build on a FIFO or a device. The media land as the bytes LOFT
 sends (utils.ContentChunk.data): an image resized to 512x512 and saved as JPEG, a WAV file as
 it is, each known by the sha256 of those bytes; the source file's own hash stays beside it.
+A WAV's duration, which prices it, is that of the samples the file holds, whatever its header
+claims.
 
 A query's media are used as LOFT's prompt code uses them: its image always, its audio only when
 it has no text (speech-to-text). A corpus row's audio is sent only when it has no passage
@@ -18,6 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
+import stat
 import wave
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +33,7 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 
 from loft_warehouse.errors import BadInputError
-from loft_warehouse.readers import read_jsonl, require
+from loft_warehouse.readers import max_media_bytes, read_jsonl, require
 from loft_warehouse.sources.base import Document, Query, SourceData
 from loft_warehouse.sources.loft_release import EVALUATED_SPLIT, check_corpus_row, pid_list, query_files, typed_field
 
@@ -85,21 +92,42 @@ def _image(raw: bytes, path: Path, where: Path, row: int) -> tuple[bytes, int, i
 
 
 def _audio(raw: bytes, path: Path, where: Path, row: int) -> int:
-    """The duration in ms of a WAV file (sent as it is); anything else is refused."""
+    """The duration in ms of a WAV file (sent as it is) from the sample bytes after its data
+    chunk's header, not the frame count the header declares; anything else is refused."""
+    buffer = io.BytesIO(raw)
     try:
-        with wave.open(io.BytesIO(raw)) as audio:
-            frames, rate = audio.getnframes(), audio.getframerate()
+        with wave.open(buffer) as audio:
+            samples_start = buffer.tell()
+            rate, frame_bytes = audio.getframerate(), audio.getsampwidth() * audio.getnchannels()
     except (wave.Error, EOFError) as exc:
         raise BadInputError(where, row, f"{path}: not a WAV file ({exc})") from exc
+    frames = (len(raw) - samples_start) // frame_bytes
     return round(1000 * frames / rate) if rate else 0
 
 
-class _MediaReader:
-    """Reads each media file once, in the folder's resources/, keyed by the bytes sent."""
+def _read_media(resolved: Path, path: Path, where: Path, row: int) -> bytes:
+    """A regular file's bytes, refused past the cap while reading; never waits on a FIFO."""
+    cap = max_media_bytes()
+    try:
+        with open(resolved, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK)) as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise BadInputError(where, row, f"{path}: not a regular file")
+            raw = handle.read(cap + 1)
+    except OSError as exc:
+        raise BadInputError(where, row, f"{path}: cannot read media file ({exc.strerror})") from exc
+    if len(raw) > cap:
+        raise BadInputError(where, row, f"{path}: media file larger than {cap} bytes (LOFT_MAX_MEDIA_BYTES)")
+    return raw
 
-    def __init__(self, folder: Path) -> None:
+
+class _MediaReader:
+    """Reads each media file once, in the folder's resources/, keyed by the bytes sent; every
+    path resolves inside `root`."""
+
+    def __init__(self, folder: Path, root: Path) -> None:
         resources = folder / RESOURCES
         self.resources = resources if resources.is_dir() else None
+        self.root = root.resolve()
         self.media: dict[str, Media] = {}
         self.sent_of: dict[tuple[Path, str], str] = {}
 
@@ -107,20 +135,23 @@ class _MediaReader:
         if not isinstance(name, str) or not name:
             raise BadInputError(where, row, f"a media path must be a non-empty string, got {name!r:.60}")
         path = Path(name)
-        if path.is_absolute():
-            return path
-        if self.resources is None:
-            raise BadInputError(where, row, f"{name}: a relative media path needs the folder's {RESOURCES}/")
-        return self.resources / path
+        if not path.is_absolute():
+            if self.resources is None:
+                raise BadInputError(where, row, f"{name}: a relative media path needs the folder's {RESOURCES}/")
+            path = self.resources / path
+        return path
 
     def read(self, name: Any, mime_type: str, where: Path, row: int) -> str:
         path = self._path(name, where, row)
         if (path, mime_type) in self.sent_of:
             return self.sent_of[path, mime_type]
         try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise BadInputError(where, row, f"{path}: cannot read media file ({exc.strerror})") from exc
+            resolved = path.resolve()
+        except (OSError, RuntimeError) as exc:
+            raise BadInputError(where, row, f"{path}: cannot resolve media path ({exc})") from exc
+        if not resolved.is_relative_to(self.root):
+            raise BadInputError(where, row, f"{path}: media path leads outside the data folder {self.root}")
+        raw = _read_media(resolved, path, where, row)
         width = height = duration_ms = None
         if mime_type == IMAGE_JPEG:
             data, width, height = _image(raw, path, where, row)
@@ -192,13 +223,14 @@ def _query(record: dict[str, Any], reader: _MediaReader, split: str, path: Path,
     )
 
 
-def load(folder: Path, splits: tuple[str, ...] | None = None) -> MultimodalData:
-    """Read one released mm dataset at one size, its media with it."""
+def load(folder: Path, splits: tuple[str, ...] | None = None, root: Path | None = None) -> MultimodalData:
+    """Read one released mm dataset at one size, its media with it, from inside `root` (the data
+    folder; by default the release folder itself)."""
     corpus_path = folder / "corpus.jsonl"
     if not corpus_path.exists():
         raise BadInputError(folder, None, "release folder has no corpus.jsonl")
     split_files = query_files(folder, splits, ".jsonl")
-    reader = _MediaReader(folder)
+    reader = _MediaReader(folder, folder if root is None else root)
     documents = [_document(record, reader, corpus_path, row) for row, record in read_jsonl(corpus_path)]
     if not documents:
         raise BadInputError(corpus_path, None, "empty corpus: no documents")
