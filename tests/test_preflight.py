@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -89,3 +90,18 @@ def test_a_release_only_data_dir_builds_its_datasets_and_skips_raw_in_one_line(r
     )
     assert named.returncode != 0
     assert "settings: datasets ['sql/spider'] are built from raw sources, but" in named.stdout
+
+
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [
+        ({"datasets": [["retrieval/nq"]]}, "datasets must be a name or a list of names, got [['retrieval/nq']]"),
+        ({"datasets": {"retrieval/nq": 1}}, "datasets must be a name or a list of names, got {'retrieval/nq': 1}"),
+        ({"systems": [["gpt-4o"]]}, "systems must be a name or a list of names"),
+        ({"methods": [{"cic": 1}]}, "methods must be a name or a list of names"),
+        ({"prompt_variants": 3}, "prompt_variants must be a name or a list of names"),
+    ],
+)
+def test_a_nested_name_list_is_one_line(given: dict, shown: str) -> None:
+    """Issue 60 item 9: `datasets: [[retrieval/nq]]` ended in an AttributeError traceback."""
+    assert preflight("{}", json.dumps({"resources": [], "vars": given})).startswith(f"settings: --vars {shown}")

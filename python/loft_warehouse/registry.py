@@ -110,6 +110,8 @@ def parse_selection(only: str | list[str] | tuple[str, ...] | None) -> tuple[str
     if not only:
         return ()
     items = only.split(",") if isinstance(only, str) else list(only)
+    if not all(isinstance(item, str) for item in items):
+        raise ConfigurationError(f"datasets must be a name or a list of names, got {only!r:.120}")
     return tuple(sorted({item.strip() for item in items if item.strip()}))
 
 

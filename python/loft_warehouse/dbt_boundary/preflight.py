@@ -27,6 +27,7 @@ from loft_warehouse.settings import PROJECT_ROOT
 SIZE_PATTERN = re.compile(r"loft_(32k|128k|1m)__")
 VAR_NAME = re.compile(r"\bvar\('([a-z_0-9]+)'")
 DATA_LAYOUT = ("loft", "raw")
+NAME_LISTS = ("datasets", "methods", "prompt_variants", "systems")
 
 
 def selected_sizes(resources: list[str]) -> list[str]:
@@ -65,6 +66,14 @@ def check_vars(given: Any) -> None:
         raise ConfigurationError(
             f"--vars {', '.join(unknown)}: no such setting{hints}; `loft list settings` prints them"
         )
+    for name in NAME_LISTS:
+        value = given.get(name)
+        if not (value is None or isinstance(value, str) or _names(value)):
+            raise ConfigurationError(f"--vars {name} must be a name or a list of names, got {value!r:.120}")
+
+
+def _names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 def check(values: dict[str, Any], sizes: list[str]) -> Path:
