@@ -19,6 +19,7 @@ from loft_warehouse.dbt_boundary import build
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.settings import PROJECT_ROOT
 
+POPEN = subprocess.Popen  # the no_dbt fixture replaces it
 HEARTBEAT = re.compile(r"staging \S+ \(read, validate, tokenize\): \d+/\d+ done, ")
 
 
@@ -230,3 +231,28 @@ def test_a_failed_build_says_which_node_failed_and_why(tmp_path: Path) -> None:
     warehouse = tmp_path / "w.duckdb"
     assert line.startswith(f"loft build: failed (dbt exit 1; {failure}); nothing published, ")
     assert line.endswith(f"{warehouse} holds the last good build")
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_a_second_build_while_one_writes_is_one_line(
+    no_dbt: type[NoDbt], tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, in_place: bool
+) -> None:
+    """Issue 60 item 9: DuckDB's lock error reached the user as a 40-line traceback from dbt."""
+    warehouse = tmp_path / "w.duckdb"
+    working = warehouse if in_place else tmp_path / "w.duckdb.build"
+    monkeypatch.setenv("LOFT_DUCKDB_PATH", str(warehouse))
+    monkeypatch.setenv("LOFT_BUILD_IN_PLACE", "1" if in_place else "")
+    hold = f"import duckdb, sys, time; c = duckdb.connect({str(working)!r}); print('open', flush=True); time.sleep(60)"
+    holder = POPEN([sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        assert main(["build", "--select", "loft_32k"]) == 2
+    finally:
+        holder.kill()
+        holder.wait()
+    assert capsys.readouterr().err == (
+        f"loft build: another process is writing {working} (a build still running?); wait for it to end or "
+        f"stop it (nothing was built; {warehouse} is as it was)\n"
+    )
+    assert no_dbt.started == []
+    assert main(["build", "--select", "loft_32k"]) == 0 and len(no_dbt.started) == 1

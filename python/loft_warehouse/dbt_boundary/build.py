@@ -30,6 +30,7 @@ from jinja2.nativetypes import NativeEnvironment
 
 from loft_warehouse import current_build, interrupts
 from loft_warehouse.dbt_boundary import preflight
+from loft_warehouse.dbt_boundary.publish import refuse_a_second_writer, working_file
 from loft_warehouse.errors import ConfigurationError, did_you_mean
 from loft_warehouse.inference.cli import warehouse_path
 from loft_warehouse.settings import PROJECT_ROOT, SIZES
@@ -137,7 +138,7 @@ def run_build(arguments: list[str]) -> int:
 def outcome(command: str, code: int, warehouse: Path, environ: Mapping[str, str], failure: str | None = None) -> str:
     """The line a build ends with, after its results table: whether it passed (else the first
     node that failed and why) and what the warehouse file now holds."""
-    in_place = environ.get("LOFT_BUILD_IN_PLACE", "") in ("1", "true")
+    in_place = working_file(warehouse, environ) == warehouse
     if code == 0:
         return f"{command}: passed; {'built in place in' if in_place else 'published'} {warehouse}"
     failed = f"{command}: failed (dbt exit {code}{f'; {failure}' if failure else ''})"
@@ -195,6 +196,7 @@ def checked_arguments(dbt_args: list[str], environ: dict[str, str]) -> list[str]
     finally:
         os.environ.clear()
         os.environ.update(previous)
+    refuse_a_second_writer(working_file(warehouse_path(environ.get("LOFT_DUCKDB_PATH")), environ))
     return dbt_args
 
 

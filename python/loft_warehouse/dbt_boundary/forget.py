@@ -20,7 +20,7 @@ import duckdb
 
 from loft_warehouse import registry
 from loft_warehouse.dbt_boundary.build import environment_from, run_build
-from loft_warehouse.dbt_boundary.publish import restore_unpublished
+from loft_warehouse.dbt_boundary.publish import refuse_a_second_writer, restore_unpublished, working_file
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference.cli import warehouse_path
 from loft_warehouse.scoring.importer import imports_dir
@@ -97,12 +97,12 @@ def forget(system: str, dataset: str | None, sizes: list[str] | None) -> int:
     """Remove the runs, then rebuild and publish what reads them; dbt's exit code."""
     environ = environment_from(Path.cwd(), dict(os.environ))
     published = warehouse_path(environ.get("LOFT_DUCKDB_PATH"))
-    in_place = environ.get("LOFT_BUILD_IN_PLACE", "") in ("1", "true")
-    working = published if in_place else published.with_name(published.name + ".build")
+    working = working_file(published, environ)
     if not published.is_file():
         raise ConfigurationError(f"no warehouse at {published}: nothing to forget")
     if dataset:
         registry.parse_selection(dataset)
+    refuse_a_second_writer(working)
     restore_unpublished(str(working), str(published))
     with duckdb.connect(str(working)) as con:
         chosen = sizes or _built_sizes(con)

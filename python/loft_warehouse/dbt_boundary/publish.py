@@ -29,6 +29,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from loft_warehouse.errors import ConfigurationError
@@ -108,6 +109,22 @@ def _written_by_another_process(path: Path) -> bool:
             return True
         fcntl.lockf(handle, fcntl.LOCK_UN)
     return False
+
+
+def working_file(published: Path, environ: Mapping[str, str]) -> Path:
+    """The file dbt writes (profiles.yml): the warehouse file itself when built in place."""
+    if environ.get("LOFT_BUILD_IN_PLACE", "") in ("1", "true"):
+        return published
+    return published.with_name(published.name + ".build")
+
+
+def refuse_a_second_writer(working: Path) -> None:
+    """Before a build starts: one line when another process writes its working file, where
+    DuckDB's lock error reached the user as a traceback from dbt's connection pool."""
+    if _written_by_another_process(working):
+        raise ConfigurationError(
+            f"another process is writing {working} (a build still running?); wait for it to end or stop it"
+        )
 
 
 def _set_aside_stale_wal(target: Path) -> Path | None:
