@@ -140,3 +140,22 @@ def test_builds_opening_one_new_store_at_once_all_open_it(tmp_path):
         for thread in threads:
             thread.join()
     assert errors == []
+
+
+@pytest.mark.parametrize("where", ["a page in the middle", "the header"])
+def test_a_damaged_store_is_refused_at_open_in_one_line(tmp_path, where):
+    """Issue 60 item 4: a page overwritten in the middle of the store went unnoticed at open."""
+    path = tmp_path / "store.sqlite"
+    with ResponseStore(path) as store:
+        for i in range(400):
+            store.put(_response(f"k{i}", "ok", f"Final Answer: ['{i}'] " + "x" * 1000))
+    page_size = 4096
+    pages = path.stat().st_size // page_size
+    assert pages > 20 and not (tmp_path / "store.sqlite-wal").exists()
+    offset = page_size * (pages // 2) if where == "a page in the middle" else 0
+    with path.open("r+b") as handle:
+        handle.seek(offset)
+        handle.write(bytes(range(256)) * (page_size // 256))
+    with pytest.raises(ConfigurationError, match=r"store.sqlite is damaged \(.+\); nothing was sent") as caught:
+        ResponseStore(path)
+    assert "\n" not in str(caught.value)

@@ -9,6 +9,9 @@ Batches (mode: batch) are stored in `batches` and `batch_requests` before they a
 and get the provider's batch id as soon as it is known; their results become responses rows
 like any other.
 
+The store is checked at open (SQLite's quick_check): a damaged file stops the run in one line
+before anything is sent, where a page overwritten in its middle went unnoticed until a read.
+
 One store, one payer: before a paid request is sent, its key is claimed in `leases` (owner,
 expiry, renewed while the owner lives). Another build sharing the store waits for that key's
 response instead of sending it too; a lease whose owner died (same host, pid gone) or that
@@ -165,8 +168,20 @@ class ResponseStore:
         self._committing = False
         # The busy timeout first: two builds opening one new store at once must wait, not fail.
         self._con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
-        _wal_mode(self._con)
-        self._con.execute("PRAGMA synchronous=FULL")
+        try:
+            _wal_mode(self._con)
+            self._con.execute("PRAGMA synchronous=FULL")
+            damage = [row[0] for row in self._con.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
+            damage = [str(exc)]
+        if damage != ["ok"]:
+            self._con.close()
+            raise ConfigurationError(
+                f"response store {self.path} is damaged ({'; '.join(damage)[:300]}); nothing was sent: move it "
+                f"aside and salvage its rows into a new file (sqlite3 {self.path.name} .recover)"
+            )
         columns = ", ".join(
             f"{name} {_COLUMN_TYPES.get(name, 'TEXT')}" + (" PRIMARY KEY" if name == "request_key" else "")
             for name in COLUMNS
