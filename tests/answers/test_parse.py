@@ -39,6 +39,8 @@ from loft_warehouse.answers.parse import (
         # The first line with both brackets wins, even reasoning before the answer.
         ("I checked [doc 4] first.\nFinal Answer: ['4']", [], UNPARSABLE),
         ("Candidates: ['7']\nFinal Answer: ['4']", ["7"], OK),
+        # R&R's page line (rr_qa_page_format) holds no brackets, so the answer line is read.
+        ("Page: 12\nFinal Answer: ['Paris']", ["Paris"], OK),
         # From the first "[" to the last "]" of that line.
         ("Final Answer: ['1'] (not ['2'])", [], UNPARSABLE),
         ("Final Answer: [1], [2]", [[1], [2]], OK),
@@ -79,6 +81,7 @@ def test_parse_loft_reports_the_line_used() -> None:
         ("I checked [doc 4] first.\nFinal Answer: ['4']", "retrieval", ["4"], OK),
         ("Final Answer: ['1']\nWait.\nFinal Answer: ['2']", "retrieval", ["2"], OK),
         ("final answer : ['x']", "rag", ["x"], OK),
+        ("Page: 12\nFinal Answer: ['Paris']", "rr", ["Paris"], OK),
         ("**Final Answer:** [Paris, Berlin]", "rag", ["Paris", "Berlin"], REPAIRED),
         ("Final Answer: ['rock'n'roll']", "rag", ["rock'n'roll"], REPAIRED),
         ("Final Answer: ['the devil's sleep']", "rag", ["the devil's sleep"], OK),

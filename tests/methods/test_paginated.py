@@ -41,12 +41,28 @@ def test_baseline_prompt_is_the_papers_template_with_the_document():
     rendered = paginated.render_qa(collection, variant, method("cic"), Design())
     pages = paginated.pages_of(collection, variant)
     expected = template("rr_qa").format(
-        question=QUESTION, format_instructions=template("rr_qa_format"), document=_document(pages)
+        question=QUESTION, format_instructions=template("rr_qa_page_format"), document=_document(pages)
     )
     assert _text(rendered, rendered.rows[0]) == expected
     # A study question's own pages are one segment each, shown in page order.
     assert len(rendered.rows[0].segments) == len(pages) == 20
     assert [shown for shown, _ in rendered.shown] == [str(n) for n in range(1, 21)]
+
+
+def test_answer_only_is_the_baseline_prompt_without_the_page():
+    collection = _collection()
+    variant = Variant("d2k_x1k", family="rr", document_tokens=2_000, answer_tokens=1_000)
+    baseline = paginated.render_qa(collection, variant, method("cic"), Design())
+    direct = paginated.render_qa(collection, variant, method("answer_only"), Design())
+    pages = paginated.pages_of(collection, variant)
+    assert _text(direct, direct.rows[0]) == template("rr_qa").format(
+        question=QUESTION, format_instructions=template("rr_qa_format"), document=_document(pages)
+    )
+    # Table 4: the format instructions are the only difference between the two prompts.
+    assert _text(baseline, baseline.rows[0]).replace(
+        template("rr_qa_page_format"), template("rr_qa_format")
+    ) == _text(direct, direct.rows[0])
+    assert "page" in template("rr_qa_page_format").lower() and "page" not in template("rr_qa_format").lower()
 
 
 def test_answer_passage_sits_about_x_tokens_in():
@@ -65,7 +81,7 @@ def test_reminders_every_r_tokens_between_pages():
     design = Design(reprompt_every=1_000)
     rendered = paginated.render_qa(collection, variant, method("reprompt"), design)
     text = _text(rendered, rendered.rows[0])
-    reminder = template("rr_qa_reminder").format(question=QUESTION, format_instructions=template("rr_qa_format"))
+    reminder = template("rr_qa_reminder").format(question=QUESTION, format_instructions=template("rr_qa_page_format"))
     # 30 pages of 100 tokens: a reminder after pages 10 and 20, none after the last page.
     assert text.count(reminder) == 2
     before_reminders = [text[: m.start()] for m in re.finditer(re.escape(reminder), text)]
@@ -74,7 +90,7 @@ def test_reminders_every_r_tokens_between_pages():
     # Removing the reminders gives the baseline document back.
     pages = paginated.pages_of(collection, variant)
     assert text.replace(reminder + "\n\n", "") == template("rr_qa").format(
-        question=QUESTION, format_instructions=template("rr_qa_format"), document=_document(pages)
+        question=QUESTION, format_instructions=template("rr_qa_page_format"), document=_document(pages)
     )
 
 
@@ -114,7 +130,7 @@ def test_qa_text_shows_exactly_the_chosen_pages_in_document_order():
     assert re.findall(r"<PAGE (\d+)>", text) == ["1", "4", "8"]
     assert text == template("rr_qa").format(
         question=QUESTION,
-        format_instructions=template("rr_qa_format"),
+        format_instructions=template("rr_qa_page_format"),
         document=_document([pages[0], pages[3], pages[7]]),
     )
 
@@ -123,7 +139,7 @@ def test_settings_in_the_method_name_win_over_the_build_settings():
     collection = _collection(n_docs=40)
     variant = Variant("d3k_x0k", family="rr", document_tokens=3_000, answer_tokens=0)
     design = Design(reprompt_every=1_000, icr_pages=5, chunk_tokens=1_000)
-    reminder = template("rr_qa_reminder").format(question=QUESTION, format_instructions=template("rr_qa_format"))
+    reminder = template("rr_qa_reminder").format(question=QUESTION, format_instructions=template("rr_qa_page_format"))
     counts = {
         name: _text(r, r.rows[0]).count(reminder)
         for name in ("reprompt", "reprompt_r500", "reprompt_r2000")
@@ -143,11 +159,11 @@ def test_reminder_placements_of_r_and_r_table_6():
     collection = _collection(n_docs=40)
     variant = Variant("d3k_x1k", family="rr", document_tokens=3_000, answer_tokens=1_500)
     design = Design(reprompt_every=1_000)
-    full = template("rr_qa_reminder").format(question=QUESTION, format_instructions=template("rr_qa_format"))
+    full = template("rr_qa_reminder").format(question=QUESTION, format_instructions=template("rr_qa_page_format"))
     tags = template("rr_qa_reminder_tags")
     pages = paginated.pages_of(collection, variant)
     baseline = template("rr_qa").format(
-        question=QUESTION, format_instructions=template("rr_qa_format"), document=_document(pages)
+        question=QUESTION, format_instructions=template("rr_qa_page_format"), document=_document(pages)
     )
     texts = {
         name: _text(r, r.rows[0])

@@ -1196,15 +1196,18 @@ def test_rr_costs_counts_calls_and_tokens_per_question(costs: duckdb.DuckDBPyCon
 
 @pytest.fixture(scope="module")
 def pages() -> duckdb.DuckDBPyConnection:
-    """At d = 40k: cic right on 24 of 40 questions; icr_k1 names a gold page first on 34 (two
+    """At d = 40k: answer_only right on 24 of 40 questions (cic, the Baseline asking for the page
+    too, on 5, which Table 4 does not read); icr_k1 names a gold page first on 34 (two
     unanswered), icr_k5 on 10."""
     con = register(duckdb.connect())
-    _rr_frame(con, [("cic", "cic", None), ("icr_k1", "icr", None), ("icr_k5", "icr", None)])
+    arms = [("cic", "cic", None), ("answer_only", "answer_only", None), ("icr_k1", "icr", None), ("icr_k5", "icr", None)]
+    _rr_frame(con, arms)
     rows = []
-    for i in range(40):
-        variant, qid = f"d40000_x{10000 * (i % 4)}", f"q{i // 4}"
-        rows.append({"system": "planted", "method": "cic", "task": "rr", "dataset": "hotpotqa", "variant": variant,
-                     "qid": qid, "metric": "rr_fuzzy_match", "value": 1.0 if i < 24 else 0.0})  # fmt: skip
+    for method, right in (("answer_only", 24), ("cic", 5)):
+        for i in range(40):
+            variant, qid = f"d40000_x{10000 * (i % 4)}", f"q{i // 4}"
+            rows.append({"system": "planted", "method": method, "task": "rr", "dataset": "hotpotqa", "variant": variant,
+                         "qid": qid, "metric": "rr_fuzzy_match", "value": 1.0 if i < right else 0.0})  # fmt: skip
     scores_table(con, rows)
     con.execute(
         "create table stage_retrieval (source varchar, system varchar, method varchar, stage bigint, task varchar, "
@@ -1232,7 +1235,7 @@ def test_rr_pages_recovers_answer_and_page_accuracy(pages: duckdb.DuckDBPyConnec
         "paper_gpt4_turbo, reason from rr_pages where dataset = 'hotpotqa' order by column_order, run_method"
     ).fetchall()
     assert [r[:6] for r in rows] == [
-        ("hotpotqa", 3, "Answer", "cic", 40, 0),
+        ("hotpotqa", 3, "Answer", "answer_only", 40, 0),
         ("hotpotqa", 3, "Page", "icr_k1", 40, 2),
         ("hotpotqa", 3, "Page", "icr_k5", 40, 0),
     ]

@@ -1,10 +1,11 @@
 """The planted-effect run on R&R's study datasets, end to end through dbt at 128k: the planted
 system answers NQ and HotpotQA documents of d = 40k and 80k tokens (answer positions x every 10k)
-with Base (cic), ICR asking for one page, chunkwise R&R with 40k-token chunks and the Before
-answer only reminder placement, and every R&R mart recovers what was planted (base 0.8, -0.2 x
-the answer's depth in the document): Tables 1, 2 and 6 (rr_methods, rr_sweeps), Table 3's calls
-and input tokens (rr_costs), Table 4's answer and page accuracy (rr_pages) and Tables 7-9 by
-answer position (rr_positions). The build is docs/methods-and-studies.md's command
+with Base (cic), Table 4's direct QA (answer_only), ICR asking for one page, chunkwise R&R with
+40k-token chunks and the Before answer only reminder placement, and every R&R mart recovers what
+was planted (base 0.8, -0.2 x the answer's depth in the document): Tables 1, 2 and 6 (rr_methods,
+rr_sweeps), Table 3's calls and input tokens (rr_costs), Table 4's answer and page accuracy
+(rr_pages) and Tables 7-9 by answer position (rr_positions). The build is
+docs/methods-and-studies.md's command
 (`run: planted-rr`).
 
 A cell's planted value is the mean of its prompts' planted probabilities, computed here from the

@@ -3,8 +3,8 @@
   rr_pages: R&R Table 4 (seed 001 §5, Page retrieval: fuzzy match of direct document QA and exact
   match of the most relevant page, GPT-4 Turbo at d = 40k; seeds/paper_rr_pages.csv), with a row
   for every R&R dataset of the build besides the paper's SQuAD and PubMed (paper values null):
-  Answer is the cic arm's fuzzy match (this warehouse's R&R QA prompt asks for the answer only, as
-  Table 4's does), Page the share of test questions whose first page named by an ICR arm (stage
+  Answer is the answer_only arm's fuzzy match (Table 4's direct QA: the Baseline prompt without
+  the page containing the answer), Page the share of test questions whose first page named by an ICR arm (stage
   1, any k) is a gold page, each averaged over the answer positions x, with n and the 95%
   interval. Cells nothing filled keep their row with the reason.
 #}
@@ -64,7 +64,7 @@ paper as (
 answer_cells as (
     select *
     from ({{ scoring_rr_cells(scores, variants, arms, seed) }})
-    where method_family = 'cic'
+    where method_family = 'answer_only'
 ),
 
 page_turns as (

@@ -9,7 +9,9 @@ are the method's predictions and are what is scored.
 Names (dbt var `methods`, default `[cic]`; `all` builds every one):
 
 - cic: LOFT's corpus-in-context prompt (one call); on the study datasets, their own one-call
-  prompt (Lost in the Middle, R&R baseline).
+  prompt (Lost in the Middle, R&R Baseline, which asks for the page with the answer).
+- answer_only: R&R Table 4's direct QA (seed 001 §5.2): the Baseline prompt asking for the answer
+  alone, not the page that holds it (the only difference between the two prompts). R&R datasets.
 - reprompt: R&R's reprompting: the document QA prompt with an instructions reminder (with the
   question) every `reprompt_every` tokens between pages (seed 001 §3.2). One call.
 - reprompt_tags_only, reprompt_at_beginning, reprompt_before_answer: R&R Table 6's placements
@@ -110,6 +112,7 @@ class Method:
     chunked: bool = False
     cot: bool = False
     quest: bool = False
+    page_with_answer: bool = True
     reprompt_every: int | None = None
     icr_pages: int | None = None
     chunk_tokens: int | None = None
@@ -167,6 +170,9 @@ def _catalogue() -> dict[str, Method]:
             "cic",
             frozenset({"retrieval", "rag", "icl", "sql", "litm", "rr"}),
             (Stage(1, f"{PACKAGE}.stage1:render_cic"),),
+        ),
+        Method(
+            "answer_only", frozenset({"rr"}), (Stage(1, f"{PACKAGE}.paginated:render_qa"),), page_with_answer=False
         ),
         Method("reprompt", frozenset({"rag", "rr"}), (Stage(1, f"{PACKAGE}.paginated:render_qa"),), reminders=True),
         *(

@@ -194,11 +194,11 @@ def single_turn(collection: Collection) -> list[Query]:
 
 
 def render_qa(collection: Collection, variant: Variant, method: Method, design: Design, seed: int = 0) -> Rendered:
-    """The document QA prompt (R&R Baseline); with the method's reminders every `every` tokens
-    (Reprompt)."""
+    """The document QA prompt (R&R Baseline, asking for the page with the answer; Table 4's
+    answer_only without it); with the method's reminders every `every` tokens (Reprompt)."""
     pages = pages_of(collection, variant)
     own = variant.family == "rr"
-    fmt = template("rr_qa_format")
+    fmt = template("rr_qa_page_format" if method.page_with_answer else "rr_qa_format")
     rows = []
     for query in single_turn(collection):
         question = query.turns[0].text
@@ -279,7 +279,8 @@ def answer_from_pages(upstream: Upstream) -> list[Call]:
 
 
 def qa_text(question: str, pages: Sequence[Page]) -> str:
-    """The phase-2 QA prompt over the chosen pages (in document order), as one text."""
-    fmt = template("rr_qa_format")
+    """The phase-2 QA prompt over the chosen pages (in document order), as one text: the
+    Baseline prompt, which asks for the page with the answer (seed 001 §5.2)."""
+    fmt = template("rr_qa_page_format")
     document = "\n\n".join(page.text for page in sorted(pages, key=lambda p: p.number))
     return template("rr_qa").format(question=question, format_instructions=fmt, document=document)
