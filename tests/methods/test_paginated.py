@@ -59,9 +59,9 @@ def test_answer_only_is_the_baseline_prompt_without_the_page():
         question=QUESTION, format_instructions=template("rr_qa_format"), document=_document(pages)
     )
     # Table 4: the format instructions are the only difference between the two prompts.
-    assert _text(baseline, baseline.rows[0]).replace(
-        template("rr_qa_page_format"), template("rr_qa_format")
-    ) == _text(direct, direct.rows[0])
+    assert _text(baseline, baseline.rows[0]).replace(template("rr_qa_page_format"), template("rr_qa_format")) == _text(
+        direct, direct.rows[0]
+    )
     assert "page" in template("rr_qa_page_format").lower() and "page" not in template("rr_qa_format").lower()
 
 

@@ -78,10 +78,10 @@ def test_cost_ledger_by_hand() -> None:
         "'nq' as dataset, 'cic' as method, "
         "'ok' as status, 100000::bigint as input_tokens, 80000::bigint as cached_tokens, "
         "0::bigint as cache_write_tokens, 10::bigint as output_tokens, 0.16::double as cost_usd, "
-        "range::double as latency_s, null::varchar as batch_id from range(10) "
+        "range::double as latency_s, null::varchar as batch_id, 4::bigint as thinking_tokens from range(10) "
         # b: two batch results, one writing 8,000 prefix tokens to the cache, one reading them
         "union all select 'inference', 'b', 'retrieval', 'nq', 'cic', 'ok', 10000, 8000 * (range = 1)::int, "
-        "8000 * (range = 0)::int, 10, 0.1, null, 'x' from range(2)"
+        "8000 * (range = 0)::int, 10, 0.1, null, 'x', null from range(2)"
     )
     ledger = model_sql("cost_ledger", cost_estimates="estimates")
     columns = (
@@ -104,3 +104,6 @@ def test_cost_ledger_by_hand() -> None:
     # read 8,000 at 15 - 1.5 saved 0.108; wrote 8,000 at 18.75 - 15 cost 0.03 more; batch: half
     assert b[7] == pytest.approx((8000 * 13.5 - 8000 * 3.75) / 1e6 * 0.5)
     assert b[14] is None  # batch results have no comparable latency
+    # thinking: a's 10 responses say 4 each; b's providers said nothing, which is not 0
+    thinking = "select system, output_tokens, thinking_tokens from ({}) order by system"
+    assert con.sql(thinking.format(ledger)).fetchall() == [("a", 100, 40), ("b", 20, None)]

@@ -1,7 +1,7 @@
 {#
   cost_ledger: per system, dataset and method, what the estimate said before any call (streamed
   and through the batch API, without and with caching) and what the responses cost: tokens
-  (cached, written to a cache, neither), cost per correct answer (primary metric, loft rule,
+  (cached, written to a cache, neither; output tokens with the thinking among them), cost per correct answer (primary metric, loft rule,
   summed over the runs' dev and test turns), what prefix caching saved at the system's prices
   (cache reads below the input price, less cache writes above it; at the batch ratio for batch
   results), how many rows a batch answered or still holds, and median / p95 latency. A dry run's
@@ -52,6 +52,7 @@ spent as (
         coalesce(sum(responses.input_tokens), 0) - coalesce(sum(responses.cached_tokens), 0)
             - coalesce(sum(responses.cache_write_tokens), 0) as uncached_input_tokens,
         coalesce(sum(responses.output_tokens), 0) as output_tokens,
+        sum(responses.thinking_tokens) as thinking_tokens,
         sum(case when responses.source = 'dry_run' then 0 else responses.cost_usd end) as actual_usd,
         sum(
             (coalesce(responses.cached_tokens, 0) * (prices.input_usd_per_mtok - prices.cached_input_usd_per_mtok)
@@ -94,6 +95,7 @@ final as (
         spent.cache_write_tokens,
         spent.uncached_input_tokens,
         spent.output_tokens,
+        spent.thinking_tokens,
         spent.actual_usd,
         correct.n_correct,
         spent.actual_usd / nullif(correct.n_correct, 0) as usd_per_correct,

@@ -41,6 +41,7 @@ final as (
         cached_tokens::bigint as cached_tokens,
         cache_write_tokens::bigint as cache_write_tokens,
         output_tokens::bigint as output_tokens,
+        thinking_tokens::bigint as thinking_tokens,
         latency_s::double as latency_s,
         ttft_s::double as ttft_s,
         attempts::bigint as attempts,

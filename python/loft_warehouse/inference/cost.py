@@ -175,7 +175,7 @@ def _row(
     price) and read by every other query that opens with it (cacheable_tokens, at the
     cached-input price). The batch columns are the same times the batch ratio."""
     is_step = executor is not system
-    output_tokens = 0 if is_step else n_requests * system.expected_output_tokens
+    output_tokens = 0 if is_step else n_requests * system.expected_billed_output_tokens
     if is_step:
         input_tokens = cacheable_tokens = cache_write_tokens = 0
         prices = Prices(0.0, 0.0, 0.0, 0.0, 1.0)

@@ -56,6 +56,9 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 FAULTS = ("rate_limit", "server_error", "bad_request", "timeout", "malformed", "blocked", "empty", "silent")
 OPENAI_CACHE_MIN_WORDS = 1024
 OPENAI_CACHE_BLOCK = 128
+# Words of thinking for a requested budget (at most) or effort; billed as output, as each API bills them.
+THINKING_WORDS_AT_MOST = 64
+THINKING_WORDS_BY_EFFORT = {"minimal": 0, "low": 16, "medium": 32, "high": 64}
 
 
 def count_words(text: str) -> int:
@@ -102,6 +105,9 @@ class FixtureState:
     batch_accept_delay_s: float = 0.0
     batch_create_delay_s: float = 0.0
     batch_outcome: Callable[[str], str | None] | None = None
+    # A model that thinks unasked (Gemini 2.5, OpenAI's reasoning models): words of thinking
+    # before each answer when the request sets no thinking of its own.
+    thinking_words: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -217,6 +223,48 @@ def _anthropic_blocks_text(content: Any) -> str:
     return "".join(_anthropic_block_text(block) for block in content or [])
 
 
+def thought_text(words: int) -> str:
+    """The fixture's thinking: `words` words, never an answer line."""
+    return " ".join(["considering"] * words)
+
+
+def _thinking_config(body: dict[str, Any]) -> dict[str, Any]:
+    """A Gemini request's thinkingConfig (google-genai writes its fields in snake case, the API
+    takes either)."""
+    config = body.get("generationConfig") or {}
+    return config.get("thinkingConfig") or config.get("thinking_config") or {}
+
+
+def _requested_thinking(state: FixtureState, api: str, body: dict[str, Any]) -> int:
+    """Words of thinking a request gets: its own budget or effort, else the model's default."""
+    if api == "gemini":
+        config = _thinking_config(body)
+        budget = config.get("thinkingBudget", config.get("thinking_budget"))
+        level = config.get("thinkingLevel", config.get("thinking_level"))
+        if budget is not None and budget >= 0:
+            return min(int(budget), THINKING_WORDS_AT_MOST)
+        if level:
+            return THINKING_WORDS_BY_EFFORT.get(str(level).lower(), THINKING_WORDS_AT_MOST)
+    elif api == "openai" and body.get("reasoning_effort"):
+        return THINKING_WORDS_BY_EFFORT.get(body["reasoning_effort"], THINKING_WORDS_AT_MOST)
+    elif api == "anthropic":
+        thinking = body.get("thinking") or {}
+        if thinking.get("type") != "enabled":
+            return 0
+        return min(int(thinking.get("budget_tokens") or 0), THINKING_WORDS_AT_MOST)
+    return state.thinking_words
+
+
+def _within_limit(text: str, thinking: int, limit: Any) -> tuple[str, bool]:
+    """The answer words left once thinking has spent its share of the output limit (the limit
+    counts both), and whether the answer was cut."""
+    if not limit:
+        return text, False
+    words = text.split()
+    room = max(int(limit) - thinking, 0)
+    return (text, False) if len(words) <= room else (" ".join(words[:room]), True)
+
+
 def openai_reply(state: FixtureState, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
     """A chat completion for a request body (streamed replies are cut from it)."""
     prompt = _openai_prompt(body)
@@ -231,8 +279,12 @@ def openai_reply(state: FixtureState, body: dict[str, Any], fault: str | None) -
         content, finish = None, "length"
     else:
         content, finish = state.answer(prompt), "stop"
+    thinking = _requested_thinking(state, "openai", body)
+    if content:
+        content, cut = _within_limit(content, thinking, body.get("max_completion_tokens") or body.get("max_tokens"))
+        content, finish = (content or None, "length") if cut else (content, finish)
     prompt_tokens = count_words(prompt)
-    output_tokens = count_words(content or "")
+    output_tokens = count_words(content or "") + thinking
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
         "object": "chat.completion",
@@ -244,6 +296,7 @@ def openai_reply(state: FixtureState, body: dict[str, Any], fault: str | None) -
             "completion_tokens": output_tokens,
             "total_tokens": prompt_tokens + output_tokens,
             "prompt_tokens_details": {"cached_tokens": cached},
+            "completion_tokens_details": {"reasoning_tokens": thinking},
         },
     }
 
@@ -269,11 +322,24 @@ def gemini_reply(
             "candidates": [{"content": {"role": "model"}, "finishReason": "MAX_TOKENS", "index": 0}],
             "usageMetadata": {**usage, "candidatesTokenCount": 0, "totalTokenCount": prompt_tokens},
         }
-    text = state.answer(prompt)
+    thinking = _requested_thinking(state, "gemini", body)
+    config = body.get("generationConfig") or {}
+    text, cut = _within_limit(state.answer(prompt), thinking, config.get("maxOutputTokens"))
     output = count_words(text)
+    parts: list[dict[str, Any]] = [{"text": text}] if text else []
+    if thinking and (_thinking_config(body).get("includeThoughts") or _thinking_config(body).get("include_thoughts")):
+        parts.insert(0, {"text": thought_text(thinking), "thought": True})
+    if thinking:
+        usage["thoughtsTokenCount"] = thinking
+    content: dict[str, Any] = {"role": "model", "parts": parts} if parts else {"role": "model"}
     return {
-        "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {**usage, "candidatesTokenCount": output, "totalTokenCount": prompt_tokens + output},
+        "candidates": [{"content": content, "finishReason": "MAX_TOKENS" if cut else "STOP", "index": 0}],
+        # Gemini's total counts thoughts, its candidatesTokenCount does not.
+        "usageMetadata": {
+            **usage,
+            "candidatesTokenCount": output,
+            "totalTokenCount": prompt_tokens + output + thinking,
+        },
         "modelVersion": model,
     }
 
@@ -313,19 +379,24 @@ def anthropic_reply(state: FixtureState, body: dict[str, Any], fault: str | None
         text, stop = "", None
     else:
         text, stop = state.answer(prompt), "end_turn"
+    thinking = _requested_thinking(state, "anthropic", body) if text else 0
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    if thinking:
+        signature = hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:32]
+        blocks.insert(0, {"type": "thinking", "thinking": thought_text(thinking), "signature": signature})
     return {
         "id": f"msg_{uuid.uuid4().hex[:16]}",
         "type": "message",
         "role": "assistant",
         "model": body.get("model", "fixture"),
-        "content": [{"type": "text", "text": text}] if text else [],
+        "content": blocks,
         "stop_reason": stop,
         "stop_sequence": None,
         "usage": {
             "input_tokens": count_words(prompt) - written - read,
             "cache_creation_input_tokens": written,
             "cache_read_input_tokens": read,
-            "output_tokens": count_words(text),
+            "output_tokens": count_words(text) + thinking,
         },
     }
 
@@ -370,8 +441,14 @@ def sse_gemini(reply: dict[str, Any]) -> bytes:
     if not candidates or not candidates[0].get("content", {}).get("parts"):
         return _sse([(None, reply)])
     candidate = candidates[0]
-    pieces = _halves(candidate["content"]["parts"][0]["text"]) or [""]
-    events: list[tuple[str | None, Any]] = []
+    parts = candidate["content"]["parts"]
+    events: list[tuple[str | None, Any]] = [
+        (None, {"candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}]})
+        for part in parts
+        if part.get("thought")
+    ]
+    answer = next((part["text"] for part in parts if not part.get("thought")), "")
+    pieces = _halves(answer) or [""]
     for index, piece in enumerate(pieces):
         chunk: dict[str, Any] = {"candidates": [{"content": {"role": "model", "parts": [{"text": piece}]}, "index": 0}]}
         if index == len(pieces) - 1:
@@ -387,14 +464,18 @@ def sse_anthropic(reply: dict[str, Any]) -> bytes:
     usage = reply["usage"]
     start = {**reply, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
     events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start", "message": start})]
-    text = reply["content"][0]["text"] if reply["content"] else ""
-    if text:
-        events.append(("content_block_start", {"type": "content_block_start", "index": 0,
-                                               "content_block": {"type": "text", "text": ""}}))  # fmt: skip
-        for piece in _halves(text):
-            delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
-            events.append(("content_block_delta", delta))
-        events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
+    for index, block in enumerate(reply["content"]):
+        if block["type"] == "thinking":
+            opened = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [{"type": "thinking_delta", "thinking": piece} for piece in _halves(block["thinking"])]
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        else:
+            opened = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": piece} for piece in _halves(block["text"])]
+        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": opened}))
+        events.extend(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+                      for delta in deltas)  # fmt: skip
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     events.append((
         "message_delta",
         {"type": "message_delta", "delta": {"stop_reason": reply["stop_reason"], "stop_sequence": None},

@@ -126,7 +126,7 @@ def _row(
     text_total = n * prefix_text + sum(suffix_texts)
     prefix_tokens = None if prefix_media is None else prefix_text + prefix_media
     input_tokens = None if media_total is None else int(text_total + media_total)
-    output_tokens = n * system.expected_output_tokens
+    output_tokens = n * system.expected_billed_output_tokens
     output_usd = _usd(output_tokens, prices.output)
     suffix_tokens = None if input_tokens is None or prefix_tokens is None else input_tokens - n * prefix_tokens
     cached = _sum(

@@ -46,6 +46,7 @@ def completed(response: StoredResponse, completion: Completion, prices: Prices, 
         cached_tokens=completion.cached_tokens,
         output_tokens=completion.output_tokens,
         cache_write_tokens=completion.cache_write_tokens,
+        thinking_tokens=completion.thinking_tokens,
         ttft_s=completion.ttft_s,
         cost_usd=cost.actual_cost(
             prices,

@@ -68,6 +68,7 @@ RESPONSE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "cache_write_tokens": pl.Int64,
     "ttft_s": pl.Float64,
     "batch_id": pl.String,
+    "thinking_tokens": pl.Int64,
 }
 PROMPT_COLUMNS = (
     *PROMPT_KEY_SCHEMA, "prefix_id", "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total",
@@ -78,6 +79,7 @@ OPTIONAL_COLUMNS = ("system", "gold", "gold_shown_ids", "gold_depth", "payload",
 OUTCOME_COLUMNS = (
     "request_key", "status", "raw_text", "finish_reason", "input_tokens", "cached_tokens", "output_tokens",
     "latency_s", "attempts", "error", "cost_usd", "created_at", "cache_write_tokens", "ttft_s", "batch_id",
+    "thinking_tokens",
 )  # fmt: skip
 # How often a build waiting on another build's lease looks for the response.
 LEASE_POLL_S = 0.5
@@ -474,7 +476,7 @@ def run(
             pending = work.pending(convs)
             for row in pending:
                 tokens = int(row["n_tokens_total"] or 0)
-                plan.add_cost(cost.actual_cost(prices, tokens, 0, system.expected_output_tokens, batch=batch))
+                plan.add_cost(cost.actual_cost(prices, tokens, 0, system.expected_billed_output_tokens, batch=batch))
             label = system.name if system is chosen else f"{system.name} for {chosen.name}"
             waiting = f", {work.n_in_batches} waiting in batches" if batch else ""
             verb = "to submit in batches" if batch else "to send"

@@ -100,6 +100,7 @@ class StoredResponse:
     cache_write_tokens: int | None = None
     ttft_s: float | None = None
     batch_id: str | None = None
+    thinking_tokens: int | None = None
 
 
 COLUMNS = tuple(f.name for f in fields(StoredResponse))
@@ -113,9 +114,10 @@ _COLUMN_TYPES = {
     "cost_usd": "REAL",
     "cache_write_tokens": "INTEGER",
     "ttft_s": "REAL",
+    "thinking_tokens": "INTEGER",
 }
 # Columns added after the first release, in order: a store that ends before them gains them.
-ADDED_COLUMNS = ("cache_write_tokens", "ttft_s", "batch_id")
+ADDED_COLUMNS = ("cache_write_tokens", "ttft_s", "batch_id", "thinking_tokens")
 
 
 _UPSERT = (

@@ -25,6 +25,16 @@ from loft_warehouse.settings import PROJECT_ROOT
 
 DEFAULT_SYSTEMS_FILE = Path(__file__).with_name("systems.yaml")
 MODES = ("stream", "batch")
+THINKING_EFFORTS = ("low", "medium", "high")
+# Providers that take generation.thinking, and the forms each takes (budget: tokens; off; effort).
+THINKING_FORMS = {
+    "gemini": ("budget", "off", "effort"),
+    "anthropic": ("budget", "off"),
+    "openai": ("effort",),
+    "openai_compatible": ("effort",),
+}
+# Anthropic's smallest thinking budget.
+ANTHROPIC_MIN_THINKING = 1024
 # A password in an endpoint URL shorter than this is masked only with its user name or as Basic auth.
 MIN_LONE_SECRET = 4
 
@@ -84,6 +94,23 @@ class System:
     def max_output_tokens(self) -> int:
         """Output cap sent with every request (and reserved out of the context window)."""
         return int(self.generation.get("max_output_tokens") or 0)
+
+    @property
+    def thinking(self) -> int | str | None:
+        """generation.thinking as checked at load: a budget in tokens, 'off', an effort, or
+        None (the model's own default)."""
+        return self.generation.get("thinking")
+
+    @property
+    def expected_billed_output_tokens(self) -> int:
+        """What an estimate prices per request as output: the expected answer plus the thinking
+        the setting allows (a budget in full; an effort, up to the output cap), since every
+        provider bills thinking as output."""
+        if isinstance(self.thinking, int):
+            return self.expected_output_tokens + self.thinking
+        if self.thinking in THINKING_EFFORTS:
+            return max(self.expected_output_tokens, self.max_output_tokens)
+        return self.expected_output_tokens
 
     def api_key(self) -> str | None:
         """The key from the environment at call time (None when unset or empty)."""
@@ -172,6 +199,34 @@ def _tokenizer(merged: dict[str, Any], where: str) -> str | None:
     return str(spec)
 
 
+def _check_thinking(merged: dict[str, Any], where: str) -> None:
+    """Refuse a thinking setting the system's provider or model cannot take, in one line."""
+    value = merged["generation"].get("thinking")
+    if value is None:
+        return
+    if isinstance(value, bool) or not (isinstance(value, int) or value == "off" or value in THINKING_EFFORTS):
+        raise ConfigurationError(f"{where}: {value!r} is not a budget in tokens, off, or one of {THINKING_EFFORTS}")
+    form = "budget" if isinstance(value, int) else "off" if value == "off" else "effort"
+    provider = merged["provider"]
+    forms = THINKING_FORMS.get(provider, ())
+    if form not in forms:
+        takes = " or ".join(forms) if forms else "no thinking setting"
+        raise ConfigurationError(f"{where}: provider {provider} takes {takes}, not {value!r}")
+    limit = int(merged["generation"].get("max_output_tokens") or 0)
+    if form == "budget" and value < 0:
+        raise ConfigurationError(f"{where}: a budget is a number of tokens >= 0, not {value}")
+    if form == "budget" and limit and value >= limit:
+        raise ConfigurationError(
+            f"{where}: a budget of {value} leaves no room for the answer under max_output_tokens {limit}, "
+            "which counts thinking too"
+        )
+    if provider == "anthropic" and form == "budget":
+        if value < ANTHROPIC_MIN_THINKING:
+            raise ConfigurationError(f"{where}: Anthropic takes a budget of at least {ANTHROPIC_MIN_THINKING} tokens")
+        if merged["generation"].get("temperature") not in (None, 1):
+            raise ConfigurationError(f"{where}: Anthropic thinks only at temperature 1; set generation.temperature: 1")
+
+
 def _system(entry: dict[str, Any], defaults: dict[str, Any], path: Path, index: int) -> System:
     where = f"{path}: systems[{index}]"
     if not isinstance(entry, dict) or "name" not in entry:
@@ -196,6 +251,7 @@ def _system(entry: dict[str, Any], defaults: dict[str, Any], path: Path, index: 
             f"not {merged['provider']}"
         )
     merged["tokenizer"] = _tokenizer(merged, f"{where} ({entry['name']}) tokenizer")
+    _check_thinking(merged, f"{where} ({entry['name']}) generation.thinking")
     try:
         return System(prices=Prices(**prices), **merged)
     except TypeError as exc:

@@ -171,9 +171,7 @@ def _catalogue() -> dict[str, Method]:
             frozenset({"retrieval", "rag", "icl", "sql", "litm", "rr"}),
             (Stage(1, f"{PACKAGE}.stage1:render_cic"),),
         ),
-        Method(
-            "answer_only", frozenset({"rr"}), (Stage(1, f"{PACKAGE}.paginated:render_qa"),), page_with_answer=False
-        ),
+        Method("answer_only", frozenset({"rr"}), (Stage(1, f"{PACKAGE}.paginated:render_qa"),), page_with_answer=False),
         Method("reprompt", frozenset({"rag", "rr"}), (Stage(1, f"{PACKAGE}.paginated:render_qa"),), reminders=True),
         *(
             Method(

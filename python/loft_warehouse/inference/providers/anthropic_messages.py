@@ -88,6 +88,8 @@ class AnthropicProvider:
         for ours, theirs in (("temperature", "temperature"), ("top_p", "top_p"), ("stop", "stop_sequences")):
             if generation.get(ours) is not None:
                 params[theirs] = generation[ours]
+        if isinstance(self.system.thinking, int):
+            params["thinking"] = {"type": "enabled", "budget_tokens": self.system.thinking}
         return params
 
     def complete(self, request: Request) -> Completion:

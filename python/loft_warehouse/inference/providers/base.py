@@ -48,8 +48,10 @@ class Completion:
     """A returned response: status 'ok' or 'blocked' (safety block, content filter, refusal).
 
     input_tokens counts every prompt token, cached_tokens (read from a cache) and
-    cache_write_tokens (written to one, Anthropic) included; ttft_s is the seconds from sending
-    to the first streamed text (None when not streamed)."""
+    cache_write_tokens (written to one, Anthropic) included; output_tokens counts every billed
+    output token, thinking included, and thinking_tokens how many of them were thinking (None
+    where the provider does not say); ttft_s is the seconds from sending to the first streamed
+    text (None when not streamed)."""
 
     status: str
     raw_text: str | None
@@ -59,6 +61,7 @@ class Completion:
     output_tokens: int | None = None
     cache_write_tokens: int | None = None
     ttft_s: float | None = None
+    thinking_tokens: int | None = None
 
 
 class RetryableError(RuntimeError):

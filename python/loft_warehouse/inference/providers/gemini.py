@@ -75,6 +75,17 @@ def _contents(
     ]
 
 
+def _thinking_config(thinking: int | str | None) -> types.ThinkingConfig | None:
+    """generation.thinking as Gemini's: a budget (off: 0) or a thinking level."""
+    if thinking is None:
+        return None
+    if isinstance(thinking, int):
+        return types.ThinkingConfig(thinking_budget=thinking)
+    if thinking == "off":
+        return types.ThinkingConfig(thinking_budget=0)
+    return types.ThinkingConfig(thinking_level=types.ThinkingLevel(thinking.upper()))
+
+
 def _enum_name(value: object) -> str | None:
     if value is None:
         return None
@@ -113,6 +124,7 @@ class GeminiProvider:
             max_output_tokens=generation.get("max_output_tokens"),
             stop_sequences=generation.get("stop"),
             cached_content=cache_name,
+            thinking_config=_thinking_config(self.system.thinking),
         )
 
     def _wants_cache(self, request: Request) -> bool:
@@ -264,10 +276,13 @@ def completion_of(chunks: list[types.GenerateContentResponse], ttft: float | Non
     """A Completion from a generation's response (one) or streamed chunks (text joined; the
     finish reason and usage of the last chunk that has them). Batch results read the same way."""
     usage = next((c.usage_metadata for c in reversed(chunks) if c.usage_metadata), None)
+    # Thoughts are billed at the output rate but not counted in candidates_token_count.
+    thoughts = (usage.thoughts_token_count or 0) if usage else None
     usage_fields: dict[str, Any] = {
         "input_tokens": usage.prompt_token_count if usage else None,
         "cached_tokens": (usage.cached_content_token_count or 0) if usage else None,
-        "output_tokens": (usage.candidates_token_count or 0) if usage else None,
+        "output_tokens": (usage.candidates_token_count or 0) + (thoughts or 0) if usage else None,
+        "thinking_tokens": thoughts,
         "ttft_s": ttft,
     }
     feedback = next((c.prompt_feedback for c in chunks if c.prompt_feedback), None)

@@ -65,6 +65,8 @@ class OpenAIChatProvider:
         for name in ("temperature", "top_p", "seed", "stop"):
             if generation.get(name) is not None:
                 settings[name] = generation[name]
+        if self.system.thinking is not None:
+            settings["reasoning_effort"] = self.system.thinking
         return settings
 
     def complete(self, request: Request) -> Completion:
@@ -172,6 +174,8 @@ def _streamed(chunks: Iterable[ChatCompletionChunk], started: float) -> Completi
 
 def _result(text: str | None, finish: str | None, usage: CompletionUsage | None, ttft: float | None) -> Completion:
     details = getattr(usage, "prompt_tokens_details", None) if usage else None
+    # completion_tokens already counts the reasoning tokens; the details say how many they were.
+    reasoning = getattr(getattr(usage, "completion_tokens_details", None), "reasoning_tokens", None)
     if not text and finish is None:
         raise ValueError("an empty reply with no stated reason (no finish_reason)")
     if finish not in BLOCKED_FINISH_REASONS and text is None:
@@ -187,6 +191,7 @@ def _result(text: str | None, finish: str | None, usage: CompletionUsage | None,
         input_tokens=usage.prompt_tokens if usage else None,
         cached_tokens=(details.cached_tokens or 0) if details else (0 if usage else None),
         output_tokens=usage.completion_tokens if usage else None,
+        thinking_tokens=reasoning,
         ttft_s=ttft,
     )
 
