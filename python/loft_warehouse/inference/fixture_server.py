@@ -228,19 +228,19 @@ def thought_text(words: int) -> str:
     return " ".join(["considering"] * words)
 
 
-def _thinking_config(body: dict[str, Any]) -> dict[str, Any]:
-    """A Gemini request's thinkingConfig (google-genai writes its fields in snake case, the API
-    takes either)."""
-    config = body.get("generationConfig") or {}
-    return config.get("thinkingConfig") or config.get("thinking_config") or {}
+def _gemini_thinking(body: dict[str, Any], field: str) -> Any:
+    """A field of a Gemini request's thinkingConfig, named in camel case (google-genai writes
+    them in snake case, the API takes either)."""
+    config = (body.get("generationConfig") or {}).get("thinkingConfig") or {}
+    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in field)
+    return config.get(field, config.get(snake))
 
 
 def _requested_thinking(state: FixtureState, api: str, body: dict[str, Any]) -> int:
     """Words of thinking a request gets: its own budget or effort, else the model's default."""
     if api == "gemini":
-        config = _thinking_config(body)
-        budget = config.get("thinkingBudget", config.get("thinking_budget"))
-        level = config.get("thinkingLevel", config.get("thinking_level"))
+        budget = _gemini_thinking(body, "thinkingBudget")
+        level = _gemini_thinking(body, "thinkingLevel")
         if budget is not None and budget >= 0:
             return min(int(budget), THINKING_WORDS_AT_MOST)
         if level:
@@ -257,8 +257,8 @@ def _requested_thinking(state: FixtureState, api: str, body: dict[str, Any]) -> 
 
 def _within_limit(text: str, thinking: int, limit: Any) -> tuple[str, bool]:
     """The answer words left once thinking has spent its share of the output limit (the limit
-    counts both), and whether the answer was cut."""
-    if not limit:
+    counts both), and whether the answer was cut. Without thinking, answers are never cut."""
+    if not limit or not thinking:
         return text, False
     words = text.split()
     room = max(int(limit) - thinking, 0)
@@ -327,7 +327,7 @@ def gemini_reply(
     text, cut = _within_limit(state.answer(prompt), thinking, config.get("maxOutputTokens"))
     output = count_words(text)
     parts: list[dict[str, Any]] = [{"text": text}] if text else []
-    if thinking and (_thinking_config(body).get("includeThoughts") or _thinking_config(body).get("include_thoughts")):
+    if thinking and _gemini_thinking(body, "includeThoughts"):
         parts.insert(0, {"text": thought_text(thinking), "thought": True})
     if thinking:
         usage["thoughtsTokenCount"] = thinking
