@@ -3,7 +3,8 @@
   metrics as they stood (main.loft_results_before), and the on-run-end hook prints, for a build
   with no failure, the primary metrics it added or changed, one row per run and split, the
   paper's Table 2 value beside (the system's own paper row where it is one of the paper's
-  models, else Gemini 1.5 Pro's), or one line when nothing changed. The snapshot table is
+  models, else Gemini 1.5 Pro's), marked where the run's answer health is flagged (the share of
+  its calls with no usable answer), or one line when nothing changed. The snapshot table is
   dropped before the build is published.
 #}
 {% macro loft_relation_exists(schema, name) %}
@@ -76,9 +77,24 @@
             select task, dataset, metric, model, value from loft_128k.paper_table2
         ),
         {%- endif %}
+        health as (
+          {%- for size in sizes %}
+            {% if not loop.first %}union all{% endif %}
+            select distinct size, source, system, method, task, dataset, variant, split, no_answer_share, is_health_flagged
+            from loft_{{ size }}.metrics
+          {%- endfor %}
+          {%- if not sizes %}
+            select null::varchar as size, null::varchar as source, null::varchar as system, null::varchar as method,
+                   null::varchar as task, null::varchar as dataset, null::varchar as variant, null::varchar as split,
+                   null::double as no_answer_share, null::boolean as is_health_flagged
+            where false
+          {%- endif %}
+        ),
         rows as (
             select
                 changed.*,
+                health.no_answer_share,
+                coalesce(health.is_health_flagged and not changed.removed, false) as is_health_flagged,
                 {%- if paper %}
                 (select coalesce(max(p.value) filter (where lower(replace(p.model, ' ', '-')) = changed.system),
                                  max(p.value) filter (where p.model = 'Gemini 1.5 Pro'))
@@ -89,6 +105,7 @@
                 null::double as paper_value
                 {%- endif %}
             from changed
+            left join health using (size, source, system, method, task, dataset, variant, split)
         )
         select
             format('{:<26} {:<5} {:<24} {:<5} {:<14} {:>6} {:<15} {:>5} {:>5} {:<13} {:>6}',
@@ -99,7 +116,9 @@
                    n::varchar, n_unanswered::varchar,
                    trim(case when removed then 'removed ' else '' end
                         || case when source in ('import', 'planted') then source when source = 'dry_run' then 'dry run' else '' end
-                        || case when query_limit is not null then ' quick ' || query_limit else '' end),
+                        || case when query_limit is not null then ' quick ' || query_limit else '' end
+                        || case when is_health_flagged
+                                then ' no answer ' || round(100 * no_answer_share)::int || '%' else '' end),
                    coalesce(printf('%.2f', paper_value), '')) as line
         from rows
         order by size, task, dataset, system, method, variant, split desc

@@ -27,10 +27,17 @@ from tests.conftest import query, run_dbt
         ({"icr_pages": "five"}, "icr_pages must be an integer"),
         ({"litm_documents": "[10, x]"}, "litm_documents must be a list of integers"),
         ({"retry_errors": "maybe"}, "retry_errors"),
+        ({"answer_health_threshold": "5%"}, r"answer_health_threshold must be a number between 0 and 1, got '5%'"),
+        ({"answer_health_threshold": "1.5"}, r"answer_health_threshold must be a number between 0 and 1, got '1.5'"),
         ({"tokenizer_model": "/nonexistent/tokenizer.model"}, "tokenizer model /nonexistent/tokenizer.model not found"),
         ({"systems_file": "/nonexistent/systems.yaml"}, "systems file /nonexistent/systems.yaml"),
         ({"batch": "[gtp-4o]"}, r"batch: unknown system\(s\) \['gtp-4o'\]"),
         ({"batch": "bm25"}, r"batch: bm25 is a bm25 system; batch APIs exist for"),
+        (
+            {"thinking": "{gemini-2.5-flsh: 0}"},
+            r"thinking: unknown system\(s\) \['gemini-2.5-flsh'\] \('gemini-2.5-flsh': did you mean 'gemini-2.5-fl",
+        ),
+        ({"thinking": {"gpt-4o": 1000}}, r"thinking gpt-4o: provider openai takes effort, not 1000"),
     ],
 )
 def test_each_bad_setting_is_named(shared_data: Path, values: dict, message: str) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 from loft_warehouse.errors import ConfigurationError
 
 RUNTIME_SETTINGS = (
-    "datasets", "systems", "methods", "prompt_variants", "limit", "batch", "max_cost_usd", "retry_errors",
+    "datasets", "systems", "methods", "prompt_variants", "limit", "batch", "thinking", "max_cost_usd", "retry_errors",
     "litm_documents", "litm_positions", "kv_positions", "rr_lengths", "rr_step", "reprompt_every", "icr_pages",
     "chunk_tokens", "verify_candidates",
 )  # fmt: skip

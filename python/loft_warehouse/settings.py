@@ -112,6 +112,20 @@ def flag(value: Any, name: str) -> bool:
     raise ConfigurationError(f"{name} must be true or false, got {value!r}")
 
 
+def share(value: Any, name: str) -> float | None:
+    """A share between 0 and 1 as dbt hands it over (None: not given); checked before a build so
+    a typo is not compared in SQL as text or as an impossible threshold."""
+    if value is None:
+        return None
+    try:
+        number = float(str(value).strip())
+    except ValueError as exc:
+        raise ConfigurationError(f"{name} must be a number between 0 and 1, got {value!r}") from exc
+    if not 0 <= number <= 1:
+        raise ConfigurationError(f"{name} must be a number between 0 and 1, got {value!r}")
+    return number
+
+
 def machine_memory_bytes() -> int:
     """The memory this process may use: physical RAM, or a container's smaller cgroup limit."""
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

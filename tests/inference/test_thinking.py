@@ -9,9 +9,17 @@ import pytest
 
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.inference import runner
-from loft_warehouse.inference.fixture_server import count_words
-from loft_warehouse.inference.systems import Prices
-from tests.inference.support import anthropic_system, gemini_system, inputs, make_prompts, openai_system, systems_from
+from loft_warehouse.inference.fixture_server import THINKING_WORDS_BY_EFFORT, count_words, thought_text
+from loft_warehouse.inference.systems import Prices, load_systems, with_thinking
+from tests.inference.support import (
+    anthropic_system,
+    gemini_system,
+    inputs,
+    make_prompts,
+    openai_system,
+    systems_from,
+    write_systems,
+)
 
 PRICES = {
     "gpt-4o-2024-08-06": Prices(2.5, 1.25, 10.0, None, 0.5),
@@ -75,12 +83,77 @@ def test_the_thinking_setting_reaches_each_providers_own_field(tmp_path, api_env
     for request in api_env.state.generation_requests():
         sent[request.api].append(request.body)
     gemini = [body["generationConfig"].get("thinkingConfig") for body in sent["gemini_generate"]]
-    assert sorted(map(str, gemini)) == sorted(map(str, [None] * 3 + [{"thinking_budget": 16}] * 3
-                                                  + [{"thinking_budget": 0}] * 3))  # fmt: skip
+    budget = {"include_thoughts": True, "thinking_budget": 16}
+    expected = [None] * 3 + [budget] * 3 + [{"thinking_budget": 0}] * 3
+    assert sorted(map(str, gemini)) == sorted(map(str, expected))
     assert {body.get("reasoning_effort") for body in sent["openai_chat"]} == {"medium"}
     assert {str(body.get("thinking")) for body in sent["anthropic_messages"]} == {
         str({"type": "enabled", "budget_tokens": 1024})
     }
+
+
+@pytest.mark.parametrize("mode", ["stream", "batch"])
+def test_thought_text_is_kept_beside_the_answer_and_the_budget_on_every_row(tmp_path, api_env, store, mode):
+    """Gemini (asked for its thoughts whenever a budget is set) and Anthropic return thinking as
+    text: stored as thought_text, never in raw_text. OpenAI returns none; a Gemini left to its
+    default thinking is not asked. Every row carries the output cap and thinking it was sent with."""
+    frame = _run(tmp_path, store, api_env, list(THINKERS), mode)
+    thoughts = {"gemini-budget": thought_text(16), "claude-think": thought_text(64)}
+    settings = {"gemini-budget": "16", "gemini-off": "off", "gpt-medium": "medium", "claude-think": "1024"}
+    for row in frame.iter_rows(named=True):
+        assert row["thought_text"] == thoughts.get(row["system"]), row["system"]
+        assert (row["max_output_tokens"], row["thinking"]) == (2048, settings.get(row["system"]))
+        assert "considering" not in row["raw_text"]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_an_openai_compatible_servers_reasoning_content_is_kept_as_thought_text(
+    tmp_path, server, store, monkeypatch, stream
+):
+    monkeypatch.setenv("LOFT_TEST_VLLM_URL", f"{server.url}/v1")
+    entry = {
+        "name": "vllm-thinker",
+        "provider": "openai_compatible",
+        "model": "open/reasoner",
+        "base_url_env": "LOFT_TEST_VLLM_URL",
+        "context_window": 100_000,
+        "stream": stream,
+        "generation": {"max_output_tokens": 512, "thinking": "low"},
+    }
+    frame = runner.run(
+        inputs(make_prompts(1, 0)), systems_from(tmp_path, [entry]), store, "128k", {}, emit=lambda line: None
+    )
+    row = frame.row(0, named=True)
+    assert (row["status"], row["thought_text"], row["thinking"]) == (
+        "ok",
+        thought_text(THINKING_WORDS_BY_EFFORT["low"]),
+        "low",
+    )
+    assert row["raw_text"].startswith("Final Answer: [") and "considering" not in row["raw_text"]
+    assert server.state.generation_requests()[0].body["reasoning_effort"] == "low"
+
+
+def test_the_thinking_setting_runs_a_system_under_its_own_name(tmp_path):
+    """The `thinking` setting gives a system other thinking for a build: it runs as
+    <name>@thinking-<value> (its own runs and request keys), stays selectable by its file name,
+    is checked as generation.thinking is, and leaves a system given its own setting as it was."""
+    entries = [gemini_system("flash", generation={"max_output_tokens": 4096, "thinking": 2048}), openai_system()]
+    systems = load_systems(write_systems(tmp_path / "systems.yaml", entries, {}))
+    changed = with_thinking(systems, "{flash: 0, gpt-fixture: high}")
+    assert (changed["flash"].name, changed["flash"].thinking) == ("flash@thinking-0", 0)
+    assert (changed["gpt-fixture"].name, changed["gpt-fixture"].thinking) == ("gpt-fixture@thinking-high", "high")
+    assert systems["flash"].name == "flash"
+    assert with_thinking(systems, {"flash": 2048})["flash"] is systems["flash"]
+    assert with_thinking(systems, "") is systems
+    for value, message in [
+        ({"flsh": 0}, "thinking: unknown system(s) ['flsh'] ('flsh': did you mean 'flash'?)"),
+        ({"gpt-fixture": 100}, "thinking gpt-fixture: provider openai takes effort, not 100"),
+        ({"flash": 4096}, "a budget of 4096 leaves no room for the answer under max_output_tokens 4096"),
+        ("[0]", "thinking must map system names to a budget, off or an effort"),
+    ]:
+        with pytest.raises(ConfigurationError) as refused:
+            with_thinking(systems, value)
+        assert message in str(refused.value) and "\n" not in str(refused.value)
 
 
 def test_thinking_that_spends_the_output_limit_is_an_error_not_an_empty_answer(tmp_path, api_env, store):

@@ -147,7 +147,7 @@ def model_sql(
         ref=table,
         source=lambda _source, name: table(name),
         var=lambda var, default=None: seed if var == "seed" else default,
-        config=_Config({"loft_size": size}),
+        config=_Config({"loft_size": size, "loft": {"answer_health_threshold": "0.05"}}),
         compare_built_sizes=lambda identifier, _suffix="": [
             [size, _runs_of(relation) if identifier == "int_run_fingerprints" else relation] for size, relation in sized
         ],
@@ -199,6 +199,20 @@ def insert(con: duckdb.DuckDBPyConnection, table: str, rows: Iterable[Mapping[st
         con.unregister("rows_to_insert")
 
 
+# What int_answer_health reads of the responses mart, from a scenario's hand-made responses table.
+HEALTH_RESPONSES = (
+    "(select system, prompt_id, null::varchar as error, null::bigint as max_output_tokens, "
+    "null::varchar as thinking, is_stale from responses)"
+)
+# int_answer_health of a metrics table built straight from scores: no call, so no row.
+NO_HEALTH = (
+    "select null::varchar as source, null::varchar as system, null::varchar as method, null::varchar as task, "
+    "null::varchar as dataset, null::varchar as variant, null::varchar as split, null::bigint as max_output_tokens, "
+    "null::varchar as thinking, null::bigint as n_calls, null::double as empty_share, "
+    "null::double as truncated_share, null::double as blocked_share, null::double as unparsable_share, "
+    "null::double as no_answer_share, null::boolean as is_health_flagged where false"
+)
+
 # Scoring models dbt materialises as views.
 VIEWS = {"int_scored_queries", "int_prediction_rows", "predictions", "scores"}
 
@@ -238,6 +252,7 @@ def build(con: duckdb.DuckDBPyConnection, seed: int = 7, size: str = "128k") -> 
         ),
         ("scores", model_sql("scores")),
         ("int_metrics", model_sql("int_metrics", seed=seed)),
+        ("int_answer_health", model_sql("int_answer_health", responses=HEALTH_RESPONSES)),
         ("metrics", model_sql("metrics")),
         ("leaderboard", model_sql("leaderboard", paper_table2="paper")),
     ]
@@ -353,6 +368,7 @@ def metrics_table(con: duckdb.DuckDBPyConnection, seed: int) -> None:
     """The metrics mart over a `scores` table (scores_table), as a build makes it: int_metrics,
     then metrics from it."""
     con.execute(f"create table int_metrics as {model_sql('int_metrics', seed=seed)}")
+    con.execute(f"create table int_answer_health as {NO_HEALTH}")
     con.execute(f"create table metrics as {model_sql('metrics')}")
 
 

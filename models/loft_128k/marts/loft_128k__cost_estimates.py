@@ -13,6 +13,7 @@ def model(dbt, session):
         dbt.config.get("loft_size"),
         config.get("systems_file"),
         batch=config.get("batch"),
+        thinking=config.get("thinking"),
         prompts=dbt.ref("loft_128k__prompts"),
         prices=dbt.source("reference", "model_prices"),
         prefixes=dbt.ref("loft_128k__prompt_prefixes"),

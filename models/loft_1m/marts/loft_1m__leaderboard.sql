@@ -69,7 +69,11 @@ warehouse as (
         m.ci_high,
         m.is_primary,
         pm.metric is not null as is_paper_metric,
-        m.query_limit
+        m.query_limit,
+        m.thinking,
+        m.max_output_tokens,
+        m.no_answer_share,
+        m.is_health_flagged
     from {{ ref('loft_1m__metrics') }} as m
     left join paper_metric as pm using (task, dataset, metric)
     left join origins as o using (task, dataset)
@@ -102,7 +106,11 @@ from_paper as (
         coalesce(paper.metric = {{ scoring_primary_metric('datasets.task', 'datasets.dataset', 'datasets.max_gold') }}, false)
             as is_primary,
         true as is_paper_metric,
-        null::bigint as query_limit
+        null::bigint as query_limit,
+        null::varchar as thinking,
+        null::bigint as max_output_tokens,
+        null::double as no_answer_share,
+        null::boolean as is_health_flagged
     from paper
     left join {{ ref('loft_1m__stg_datasets') }} as datasets using (task, dataset)
 ),
@@ -133,5 +141,9 @@ select
     ci_high,
     is_primary,
     is_paper_metric,
-    query_limit
+    query_limit,
+    thinking,
+    max_output_tokens,
+    no_answer_share,
+    is_health_flagged
 from combined

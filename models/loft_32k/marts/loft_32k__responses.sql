@@ -8,7 +8,7 @@ stage_1 as (select * from {{ ref('loft_32k__int_stage1_responses') }}),
 stage_2 as (select * from {{ ref('loft_32k__int_stage2_responses') }}),
 stage_3 as (select * from {{ ref('loft_32k__int_stage3_responses') }}),
 arms as (select task, dataset, variant, method, arm_id from {{ ref('loft_32k__arms') }}),
-prompts as (select prompt_id, prompt_digest from {{ ref('loft_32k__prompts') }}),
+prompts as (select prompt_id, prompt_digest, n_tokens_total from {{ ref('loft_32k__prompts') }}),
 
 combined as (
     select * from stage_1
@@ -38,10 +38,14 @@ final as (
         raw_text::varchar as raw_text,
         finish_reason::varchar as finish_reason,
         input_tokens::bigint as input_tokens,
+        prompts.n_tokens_total::bigint as sentencepiece_prompt_tokens,
         cached_tokens::bigint as cached_tokens,
         cache_write_tokens::bigint as cache_write_tokens,
         output_tokens::bigint as output_tokens,
         thinking_tokens::bigint as thinking_tokens,
+        max_output_tokens::bigint as max_output_tokens,
+        thinking::varchar as thinking,
+        thought_text::varchar as thought_text,
         latency_s::double as latency_s,
         ttft_s::double as ttft_s,
         attempts::bigint as attempts,
@@ -51,9 +55,10 @@ final as (
         created_at::timestamptz as created_at,
         query_limit::bigint as query_limit,
         arms.arm_id::varchar as arm_id,
-        prompt_digest::varchar as prompt_digest
+        combined.prompt_digest::varchar as prompt_digest
     from combined
     left join arms using (task, dataset, variant, method)
+    left join prompts using (prompt_id)
 ),
 
 stale_stage_1 as (

@@ -56,7 +56,8 @@ def has_table(path: Path, schema: str, table: str) -> bool:
 
 LEADERBOARD = """
 select task, dataset, paper_dataset, metric, size, split, source, rank_group, corpus_origin, system, method,
-       value, rank, n, ci_low, ci_high, is_paper_metric, is_primary, query_limit
+       value, rank, n, ci_low, ci_high, is_paper_metric, is_primary, query_limit, thinking, max_output_tokens,
+       no_answer_share, is_health_flagged
 from {schema}.leaderboard
 where is_paper_metric or is_primary
 order by task, dataset, metric, rank_group, rank
@@ -81,6 +82,14 @@ PAIRED = "select * from {schema}.paired_comparisons order by task, dataset, spli
 
 COST_LEDGER = "select * from {schema}.cost_ledger"
 
+ANSWER_HEALTH = """
+select distinct size, source, system, method, task, dataset, variant, split, thinking, max_output_tokens, n_calls,
+       empty_share, truncated_share, blocked_share, unparsable_share, no_answer_share, is_health_flagged
+from {schema}.metrics
+where n_calls is not null
+order by is_health_flagged desc, no_answer_share desc, system, task, dataset
+"""
+
 RUN_STATUS = """
 select system, method, stage, status, count(*) as responses, sum(cost_usd) as cost_usd
 from {schema}.responses group by all order by system, method, stage, status
@@ -100,10 +109,11 @@ order by p.split, p.qid
 
 DRILL = """
 select p.prompt_id, p.turn, p.status, p.raw_text, p.answer_loft_json, p.gold_loft, p.parse_status_loft,
-       p.variant, p.method, q.query_text, q.gold, pr.head, pr.suffix, pf.text as prefix_text
+       p.variant, p.method, q.query_text, q.gold, pr.head, pr.suffix, pf.text as prefix_text, r.thought_text
 from {schema}.predictions as p
 left join {schema}.queries as q using (task, dataset, corpus_id, split, qid, turn)
-left join {schema}.prompts as pr using (prompt_id)
+left join {schema}.responses as r on r.system = p.system and r.prompt_id = p.prompt_id and not r.is_stale
+left join {schema}.prompts as pr on pr.prompt_id = p.prompt_id
 left join {schema}.prompt_prefixes as pf on pf.prefix_id = pr.prefix_id
 where p.task = ? and p.dataset = ? and p.system = ? and p.qid = ? and p.is_final
 order by p.variant, p.method, p.turn

@@ -123,8 +123,12 @@ def _run_label(row: Any) -> str:
 
 
 def _bar_label(row: Any) -> str:
-    """One bar per row: paper rows by model, this warehouse's by run, size and split."""
-    return _run_label(row) if row.source == "paper" else f"{_run_label(row)} ({row.size} {row.split})"
+    """One bar per row: paper rows by model, this warehouse's by run, size and split, with the share
+    of its calls that gave no usable answer when that is flagged."""
+    if row.source == "paper":
+        return _run_label(row)
+    health = f", no answer {row.no_answer_share:.0%}" if row.is_health_flagged is True else ""
+    return f"{_run_label(row)} ({row.size} {row.split}{health})"
 
 
 def _chart_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -267,6 +271,9 @@ def drill_down(schema: str, filters: Filters) -> None:
             gold = _multimodal_query(schema, dataset, qid)
         else:
             _text_query(row)
+        if isinstance(row.thought_text, str) and row.thought_text:
+            st.markdown("**Thinking** (as the provider returned it: kept, never parsed or scored)")
+            st.code(row.thought_text, language=None, wrap_lines=True)
         st.markdown("**Raw response**")
         st.code(str(row.raw_text), language=None, wrap_lines=True)
         st.markdown(f"**Parsed answer** ({as_text(row.parse_status_loft)})")
@@ -449,6 +456,17 @@ def run_status(schema: str, filters: Filters) -> None:
         return
     st.plotly_chart(px.bar(status, x="system", y="responses", color="status", barmode="stack"), key="status-bars")
     st.dataframe(status, hide_index=True)
+    st.subheader("Answer health per run")
+    health = query(data.ANSWER_HEALTH, schema)
+    if filters.systems:
+        health = health[health["system"].isin(filters.systems)]
+    flagged = int(health["is_health_flagged"].fillna(False).sum())
+    st.caption(
+        f"{flagged} of {len(health)} run(s) flagged: more than the threshold (var answer_health_threshold, 5% by "
+        "default) of their calls came back empty, truncated at the output limit, blocked, or unparsable by LOFT's "
+        "parser, so their scores say as much about the budget or the parser as about the model."
+    )
+    st.dataframe(health, hide_index=True)
     st.subheader("Errors and blocks")
     st.dataframe(query(data.ERRORS, schema), hide_index=True)
 

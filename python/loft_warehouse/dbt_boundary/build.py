@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from jinja2.nativetypes import NativeEnvironment
+from jinja2.nativetypes import NativeEnvironment, NativeTemplate, native_concat
 
 from loft_warehouse import current_build, interrupts
 from loft_warehouse.dbt_boundary import preflight
@@ -74,12 +74,37 @@ def build_vars(text: str | None) -> dict[str, Any]:
     return values
 
 
+class _EnvironmentText(str):
+    """A value read by env_var: dbt hands it to the models as text, even when it reads as a number."""
+
+
+class _DbtNativeEnvironment(NativeEnvironment):
+    """Native rendering as dbt does it: an env_var value stays the text it was."""
+
+    @staticmethod
+    def concat(values: Any) -> Any:  # type: ignore[override]
+        parts = list(values)
+        if len(parts) == 1 and isinstance(parts[0], _EnvironmentText):
+            return str(parts[0])
+        return native_concat(parts)
+
+
+class _DbtNativeTemplate(NativeTemplate):
+    environment_class = _DbtNativeEnvironment
+
+
+_DbtNativeEnvironment.template_class = _DbtNativeTemplate
+
+
 def preflight_values(given: dict[str, Any], environ: dict[str, str]) -> dict[str, Any]:
     """What the preflight hook will read: dbt_project.yml's `loft` settings rendered as dbt renders
     them (native types), with these vars and this environment."""
     project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))
-    env = NativeEnvironment()
-    env.globals.update(var=lambda name, default=None: given.get(name, default), env_var=environ.get)
+    env = _DbtNativeEnvironment()
+    env.globals.update(
+        var=lambda name, default=None: given.get(name, default),
+        env_var=lambda name, default: _EnvironmentText(environ.get(name, default)),
+    )
     return {name: env.from_string(text).render() for name, text in project["models"]["loft"]["+loft"].items()}
 
 

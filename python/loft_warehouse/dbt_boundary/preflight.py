@@ -88,7 +88,11 @@ def check(values: dict[str, Any], sizes: list[str]) -> Path:
     query_limit(values.get("limit"))
     cost.parse_limit(values.get("max_cost_usd"))
     settings.flag(values.get("retry_errors"), "retry_errors")
-    select(configured_systems(values.get("systems_file"), values.get("batch")), parse_selection(values.get("systems")))
+    settings.share(values.get("answer_health_threshold"), "answer_health_threshold")
+    select(
+        configured_systems(values.get("systems_file"), values.get("batch"), values.get("thinking")),
+        parse_selection(values.get("systems")),
+    )
     wanted = registry.parse_selection(values.get("datasets"))
     if wanted:
         for size in sizes:

@@ -285,12 +285,16 @@ def openai_reply(state: FixtureState, body: dict[str, Any], fault: str | None) -
         content, finish = (content or None, "length") if cut else (content, finish)
     prompt_tokens = count_words(prompt)
     output_tokens = count_words(content or "") + thinking
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if thinking and "max_completion_tokens" not in body:
+        # A server that takes max_tokens (vLLM, llama.cpp) returns its thinking as text; OpenAI's does not.
+        message["reasoning_content"] = thought_text(thinking)
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body.get("model", "fixture"),
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": output_tokens,
@@ -419,15 +423,11 @@ def sse_openai(reply: dict[str, Any]) -> bytes:
     """A chat completion as the chunks of a stream with include_usage."""
     choice = reply["choices"][0]
     base = {k: reply[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    deltas = [{"reasoning_content": piece} for piece in _halves(choice["message"].get("reasoning_content") or "")]
+    deltas += [{"content": piece} for piece in _halves(choice["message"]["content"] or "")]
     events: list[tuple[str | None, Any]] = [
-        (
-            None,
-            {
-                **base,
-                "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}],
-            },
-        )
-        for piece in _halves(choice["message"]["content"] or "")
+        (None, {**base, "choices": [{"index": 0, "delta": {"role": "assistant", **delta}, "finish_reason": None}]})
+        for delta in deltas
     ]
     events.append((None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]}))
     events.append((None, {**base, "choices": [], "usage": reply["usage"]}))

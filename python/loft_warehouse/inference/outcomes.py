@@ -47,6 +47,7 @@ def completed(response: StoredResponse, completion: Completion, prices: Prices, 
         output_tokens=completion.output_tokens,
         cache_write_tokens=completion.cache_write_tokens,
         thinking_tokens=completion.thinking_tokens,
+        thought_text=completion.thought_text,
         ttft_s=completion.ttft_s,
         cost_usd=cost.actual_cost(
             prices,
@@ -75,4 +76,6 @@ def row_response(row: dict[str, Any], system: System, status: str, key: str | No
         status=status,
         attempts=0,
         created_at=now_utc(),
+        max_output_tokens=system.max_output_tokens or None,
+        thinking=None if system.thinking is None else str(system.thinking),
     )

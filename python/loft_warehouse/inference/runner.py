@@ -69,6 +69,9 @@ RESPONSE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "ttft_s": pl.Float64,
     "batch_id": pl.String,
     "thinking_tokens": pl.Int64,
+    "max_output_tokens": pl.Int64,
+    "thinking": pl.String,
+    "thought_text": pl.String,
 }
 PROMPT_COLUMNS = (
     *PROMPT_KEY_SCHEMA, "prefix_id", "head", "segment_ids", "suffix", "n_tokens_prefix", "n_tokens_total",
@@ -79,7 +82,7 @@ OPTIONAL_COLUMNS = ("system", "gold", "gold_shown_ids", "gold_depth", "payload",
 OUTCOME_COLUMNS = (
     "request_key", "status", "raw_text", "finish_reason", "input_tokens", "cached_tokens", "output_tokens",
     "latency_s", "attempts", "error", "cost_usd", "created_at", "cache_write_tokens", "ttft_s", "batch_id",
-    "thinking_tokens",
+    "thinking_tokens", "max_output_tokens", "thinking", "thought_text",
 )  # fmt: skip
 # How often a build waiting on another build's lease looks for the response.
 LEASE_POLL_S = 0.5

@@ -101,6 +101,9 @@ class StoredResponse:
     ttft_s: float | None = None
     batch_id: str | None = None
     thinking_tokens: int | None = None
+    max_output_tokens: int | None = None
+    thinking: str | None = None
+    thought_text: str | None = None
 
 
 COLUMNS = tuple(f.name for f in fields(StoredResponse))
@@ -115,9 +118,12 @@ _COLUMN_TYPES = {
     "cache_write_tokens": "INTEGER",
     "ttft_s": "REAL",
     "thinking_tokens": "INTEGER",
+    "max_output_tokens": "INTEGER",
 }
 # Columns added after the first release, in order: a store that ends before them gains them.
-ADDED_COLUMNS = ("cache_write_tokens", "ttft_s", "batch_id", "thinking_tokens")
+ADDED_COLUMNS = (
+    "cache_write_tokens", "ttft_s", "batch_id", "thinking_tokens", "max_output_tokens", "thinking", "thought_text",
+)  # fmt: skip
 
 
 _UPSERT = (

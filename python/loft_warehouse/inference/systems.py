@@ -11,7 +11,7 @@ import base64
 import difflib
 import os
 import urllib.parse
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -225,6 +225,35 @@ def _check_thinking(merged: dict[str, Any], where: str) -> None:
             raise ConfigurationError(f"{where}: Anthropic takes a budget of at least {ANTHROPIC_MIN_THINKING} tokens")
         if merged["generation"].get("temperature") not in (None, 1):
             raise ConfigurationError(f"{where}: Anthropic thinks only at temperature 1; set generation.temperature: 1")
+
+
+def thinking_name(name: str, value: int | str) -> str:
+    """The name a system runs under when the `thinking` setting changes its thinking."""
+    return f"{name}@thinking-{value}"
+
+
+def with_thinking(systems: dict[str, System], value: Any) -> dict[str, System]:
+    """The systems with the `thinking` setting applied: {system: budget | off | effort}, checked
+    as generation.thinking is. A system given other thinking than its file's runs under
+    thinking_name (its own request keys and runs, so two budgets of one model are two systems a
+    paired comparison can set side by side); the mapping keeps it under its file name, so the
+    `systems` and `batch` settings still name it that way."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return systems
+    given = yaml.safe_load(value) if isinstance(value, str) else value
+    if not isinstance(given, dict):
+        raise ConfigurationError(f"thinking must map system names to a budget, off or an effort, got {value!r:.120}")
+    unknown = [str(name) for name in given if name not in systems]
+    if unknown:
+        raise ConfigurationError(f"thinking: {unknown_systems(unknown, list(systems))}")
+    changed = dict(systems)
+    for name, setting in given.items():
+        system = systems[name]
+        generation = {**system.generation, "thinking": setting}
+        _check_thinking({"provider": system.provider, "generation": generation}, f"thinking {name}")
+        if setting != system.thinking:
+            changed[name] = replace(system, name=thinking_name(name, setting), generation=generation)
+    return changed
 
 
 def _system(entry: dict[str, Any], defaults: dict[str, Any], path: Path, index: int) -> System:

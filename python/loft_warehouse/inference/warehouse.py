@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -33,6 +34,7 @@ from loft_warehouse.inference.systems import (
     select,
     systems_file,
     unknown_systems,
+    with_thinking,
 )
 from loft_warehouse.model_tokens import rank_dir
 from loft_warehouse.progress import emit_stderr
@@ -100,10 +102,14 @@ def _has_steps(prompt_rows: pl.DataFrame) -> bool:
     return any(method(name).stage(stage).executor == "bm25" for name, stage in pairs)
 
 
-def configured_systems(systems_file_setting: str | None, batch: str | list[str] | None = None) -> dict[str, System]:
+def configured_systems(
+    systems_file_setting: str | None, batch: str | list[str] | None = None, thinking: Any = None
+) -> dict[str, System]:
     """All systems of the configured systems file, those named by the `batch` setting (var, then
-    $LOFT_BATCH) switched to batch mode."""
-    systems = load_systems(systems_file(systems_file_setting))
+    $LOFT_BATCH) switched to batch mode, and the `thinking` setting (var, then $LOFT_THINKING)
+    applied (systems.with_thinking)."""
+    value = thinking if thinking is not None and str(thinking).strip() else os.environ.get("LOFT_THINKING", "")
+    systems = with_thinking(load_systems(systems_file(systems_file_setting)), value)
     value = batch if batch is not None and str(batch).strip() else os.environ.get("LOFT_BATCH", "")
     names = parse_selection(value) or []
     unknown = [n for n in names if n not in systems]
@@ -165,6 +171,7 @@ def cost_estimates(
     design: Design | None = None,
     batch: str | list[str] | None = None,
     media: Relation | None = None,
+    thinking: Any = None,
 ) -> pl.DataFrame:
     """The estimate of every configured system on this size's prompts (before any call), for
     every stage of every method: stage 1 from the prompts (multimodal ones with their media
@@ -175,7 +182,10 @@ def cost_estimates(
     (frame_cache) under everything it reads, tiktoken's rank files included.
     """
     frame = project(prompts, ESTIMATE_COLUMNS)
-    systems = list(configured_systems(systems_file_setting, batch).values())
+    # Every configured system as its file has it ({}: no thinking setting), and as the thinking setting runs it.
+    as_filed = configured_systems(systems_file_setting, batch, {}).values()
+    as_run = configured_systems(systems_file_setting, batch, thinking).values()
+    systems = list({system.name: system for system in (*as_filed, *as_run)}.values())
     texts = None if prefixes is None else _prefix_texts(prefixes, frame)
     segment_texts = _segment_texts(segments, frame)
     library = _media(media, frame)
@@ -268,6 +278,7 @@ class InferenceSettings:
     response_store: str | None = None
     retry_errors: str | bool | None = None
     batch: str | list[str] | None = None
+    thinking: Any = None
     data_dir: str | None = None
     limit: str | int | None = None
 
@@ -327,7 +338,9 @@ def responses(
     pass their own prompt rows (with a `system` and their `prefix_text`). With a limit, only the
     first N dev and N test queries of each dataset are sent, and every row carries N
     (query_limit): scoring reads a run's limit from its rows, never from a later build's vars."""
-    systems = select(configured_systems(config.systems_file, config.batch), parse_selection(config.systems))
+    systems = select(
+        configured_systems(config.systems_file, config.batch, config.thinking), parse_selection(config.systems)
+    )
     names = [s.name for s in systems]
     full_runs = None
     if relations.estimates is not None:

@@ -157,6 +157,7 @@ def completion_of(message: Message, ttft: float | None) -> Completion:
     if not isinstance(message, Message):
         raise TypeError(f"a {type(message).__name__} body, not a message")
     text = "".join(block.text for block in message.content if block.type == "text")
+    thought = "".join(block.thinking for block in message.content if block.type == "thinking")
     stop = message.stop_reason
     usage = message.usage
     written = usage.cache_creation_input_tokens or 0
@@ -177,6 +178,7 @@ def completion_of(message: Message, ttft: float | None) -> Completion:
         output_tokens=usage.output_tokens,
         cache_write_tokens=written,
         ttft_s=ttft,
+        thought_text=thought or None,
     )
 
 

@@ -50,8 +50,10 @@ class Completion:
     input_tokens counts every prompt token, cached_tokens (read from a cache) and
     cache_write_tokens (written to one, Anthropic) included; output_tokens counts every billed
     output token, thinking included, and thinking_tokens how many of them were thinking (None
-    where the provider does not say); ttft_s is the seconds from sending to the first streamed
-    text (None when not streamed)."""
+    where the provider does not say); thought_text is the thinking the provider returned as text
+    (Gemini's thought summaries, Anthropic's thinking blocks, an OpenAI-compatible server's
+    reasoning_content), kept beside the answer and never parsed as it; ttft_s is the seconds from
+    sending to the first streamed text (None when not streamed)."""
 
     status: str
     raw_text: str | None
@@ -62,6 +64,7 @@ class Completion:
     cache_write_tokens: int | None = None
     ttft_s: float | None = None
     thinking_tokens: int | None = None
+    thought_text: str | None = None
 
 
 class RetryableError(RuntimeError):

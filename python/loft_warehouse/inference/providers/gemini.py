@@ -76,14 +76,15 @@ def _contents(
 
 
 def _thinking_config(thinking: int | str | None) -> types.ThinkingConfig | None:
-    """generation.thinking as Gemini's: a budget (off: 0) or a thinking level."""
+    """generation.thinking as Gemini's: a budget (off: 0) or a thinking level, with thought
+    summaries asked for whenever it thinks (stored beside the answer, Completion.thought_text)."""
     if thinking is None:
         return None
-    if isinstance(thinking, int):
-        return types.ThinkingConfig(thinking_budget=thinking)
     if thinking == "off":
         return types.ThinkingConfig(thinking_budget=0)
-    return types.ThinkingConfig(thinking_level=types.ThinkingLevel(thinking.upper()))
+    if isinstance(thinking, int):
+        return types.ThinkingConfig(thinking_budget=thinking, include_thoughts=thinking > 0)
+    return types.ThinkingConfig(thinking_level=types.ThinkingLevel(thinking.upper()), include_thoughts=True)
 
 
 def _enum_name(value: object) -> str | None:
@@ -260,11 +261,13 @@ class GeminiProvider:
 
 
 def _collect(stream: Iterable[types.GenerateContentResponse], started: float) -> tuple[list, float | None]:
-    """Every chunk of a streamed generation, and the seconds to the first one with text."""
+    """Every chunk of a streamed generation, and the seconds to the first one with answer text
+    (a thought summary is not the answer's first token)."""
     chunks: list[types.GenerateContentResponse] = []
     ttft = None
     for chunk in stream:
-        if ttft is None and any(p.text for c in chunk.candidates or [] if c.content for p in c.content.parts or []):
+        parts = [p for c in chunk.candidates or [] if c.content for p in c.content.parts or []]
+        if ttft is None and any(p.text and not p.thought for p in parts):
             ttft = round(time.monotonic() - started, 6)
         chunks.append(chunk)
     if not chunks:
@@ -290,9 +293,9 @@ def completion_of(chunks: list[types.GenerateContentResponse], ttft: float | Non
         return Completion("blocked", None, f"BLOCKED_{_enum_name(feedback.block_reason)}", **usage_fields)
     candidates = [c.candidates[0] for c in chunks if c.candidates]
     finish = next((_enum_name(c.finish_reason) for c in reversed(candidates) if c.finish_reason), None)
-    text = "".join(
-        p.text for c in candidates if c.content and c.content.parts for p in c.content.parts if p.text and not p.thought
-    )
+    parts = [(p.text, p.thought) for c in candidates if c.content for p in c.content.parts or [] if p.text]
+    text = "".join(piece for piece, thought in parts if not thought)
+    usage_fields["thought_text"] = "".join(piece for piece, thought in parts if thought) or None
     if not text and finish is None:
         raise RetryableError(f"an empty reply with no stated reason ({len(candidates)} candidate(s), no block reason)")
     if finish == "MAX_TOKENS" and not text:

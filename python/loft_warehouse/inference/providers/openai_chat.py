@@ -147,13 +147,23 @@ def _completion(response: ChatCompletion) -> Completion:
     if not response.choices:
         raise ValueError("no choices")
     choice = response.choices[0]
-    return _result(choice.message.content if choice.message else None, choice.finish_reason, response.usage, None)
+    message = choice.message
+    return _result(
+        message.content if message else None, choice.finish_reason, response.usage, None, _reasoning(message)
+    )
+
+
+def _reasoning(message: object) -> str | None:
+    """The thinking an OpenAI-compatible server (vLLM, llama.cpp) returns as reasoning_content."""
+    value = getattr(message, "reasoning_content", None)
+    return value if isinstance(value, str) and value else None
 
 
 def _streamed(chunks: Iterable[ChatCompletionChunk], started: float) -> Completion:
     """A streamed completion: text pieces joined, time to the first one, usage from the last
     chunk (stream_options.include_usage). A stream with no chunk is malformed."""
     pieces: list[str] = []
+    thoughts: list[str] = []
     finish = usage = ttft = None
     for chunk in chunks:
         if not isinstance(chunk, ChatCompletionChunk):
@@ -161,6 +171,7 @@ def _streamed(chunks: Iterable[ChatCompletionChunk], started: float) -> Completi
         usage = chunk.usage or usage
         for choice in chunk.choices[:1]:
             piece = choice.delta.content if choice.delta else None
+            thoughts.append(_reasoning(choice.delta) or "")
             if piece:
                 if ttft is None:
                     ttft = round(time.monotonic() - started, 6)
@@ -169,10 +180,12 @@ def _streamed(chunks: Iterable[ChatCompletionChunk], started: float) -> Completi
     if finish is None:
         raise ValueError("the stream ended without a finish reason")
     return _result("".join(pieces) if pieces or finish not in ("length", *BLOCKED_FINISH_REASONS) else None,
-                   finish, usage, ttft)  # fmt: skip
+                   finish, usage, ttft, "".join(thoughts) or None)  # fmt: skip
 
 
-def _result(text: str | None, finish: str | None, usage: CompletionUsage | None, ttft: float | None) -> Completion:
+def _result(
+    text: str | None, finish: str | None, usage: CompletionUsage | None, ttft: float | None, thought: str | None
+) -> Completion:
     details = getattr(usage, "prompt_tokens_details", None) if usage else None
     # completion_tokens already counts the reasoning tokens; the details say how many they were.
     reasoning = getattr(getattr(usage, "completion_tokens_details", None), "reasoning_tokens", None)
@@ -193,6 +206,7 @@ def _result(text: str | None, finish: str | None, usage: CompletionUsage | None,
         output_tokens=usage.completion_tokens if usage else None,
         thinking_tokens=reasoning,
         ttft_s=ttft,
+        thought_text=thought,
     )
 
 
