@@ -15,6 +15,7 @@ from tests.sql.adversarial import cases, run_set
 
 TIMEOUT_S = 5.0  # the import's default: room for a loaded CI machine; the bombs still overrun it
 CEILING_KIB = 2**20
+KILL_SLACK_S = 3.0  # the watchdog's kill and the reap, on a machine running other tests beside
 
 
 def test_the_hostile_set_is_large_and_our_own():
@@ -29,7 +30,7 @@ def test_every_hostile_query_is_stopped_within_limits(root, tmp_path):
     print(report.summary())
     unexpected = [(o.expect, o.status, o.error, o.sql[:80]) for o in report.outcomes if not o.as_expected()]
     assert unexpected == []
-    assert max(o.wall_s for o in report.outcomes) <= TIMEOUT_S + 1
+    assert max(o.wall_s for o in report.outcomes) <= TIMEOUT_S + KILL_SLACK_S
     assert 0 < report.peak_rss_kib <= CEILING_KIB
     assert report.side_effects == []
     assert report.leaks == []
