@@ -120,6 +120,22 @@ def test_stray_qids_are_ignored_and_counted(tmp_path: Path) -> None:
     assert summary.stray == 1
 
 
+@pytest.mark.parametrize("strict_input", [False, True])
+def test_a_qid_given_as_a_number_for_a_text_qid_is_refused_naming_the_line(tmp_path: Path, strict_input: bool) -> None:
+    """LOFT keys predictions by the JSON value, so {"qid": 7} leaves the query "7" unanswered
+    (its run_evaluation.py warns "Query 7 was unanswered"); matching by text would score it."""
+    queries = _queries([("rag", "nq", "test", "7", 0, 1, ["Paris"]), ("rag", "nq", "test", "8", 0, 1, ["Rome"])])
+    path = _write(tmp_path / "preds.jsonl", [line("8", [["Rome"]]), {**line("8", [["Paris"]]), "qid": 7}])
+    with pytest.raises(BadInputError, match=r"preds.jsonl:2: qid '7': given as the JSON number 7, not a string"):
+        land(path, queries, system="gemini-upstream", size="128k", task_type="rag", dataset="nq",
+             directory=tmp_path / "imports", strict_input=strict_input)  # fmt: skip
+
+
+def test_a_number_qid_that_is_no_query_is_stray_as_upstream(tmp_path: Path) -> None:
+    target, summary = _land(tmp_path, [line("t1", [["a"]]), {**line("t1", [["b"]]), "qid": 9}])
+    assert (pl.read_parquet(target)["qid"].to_list(), summary.stray) == (["t1"], 1)
+
+
 def test_outputs_beyond_num_turns_are_ignored_and_counted(tmp_path: Path) -> None:
     (rows,) = [_landed(tmp_path, [line("t1", [["a"], ["b"]], n=1)])]
     assert [(r["turn"], r["given_answers"]) for r in rows] == [(0, ["a"])]

@@ -182,6 +182,18 @@ def known_queries(queries: pl.DataFrame) -> dict[str, Known]:
     return known
 
 
+_TYPED_QID = (
+    "given as the JSON {kind} {value}, not a string: LOFT's evaluator matches a qid only to one of the same "
+    "JSON type and the warehouse matches by text, so the two could score this line differently; write the qid "
+    "as a string in both files"
+)
+
+
+def _typed_qid(value: Any) -> str:
+    kind = "boolean" if isinstance(value, bool) else "number" if isinstance(value, int | float) else "value"
+    return _TYPED_QID.format(kind=kind, value=json.dumps(value))
+
+
 def _refuse(path: Path, line: int, qid: str, message: str) -> BadInputError:
     return BadInputError(path, line, f"qid {qid!r}: {message}")
 
@@ -235,6 +247,8 @@ def prediction_rows(
         summary.lines += 1
         require(record, ("qid", "num_turns", "model_outputs"), path, line)
         qid = str(record["qid"])
+        if not isinstance(record["qid"], str) and qid in known:
+            raise _refuse(path, line, qid, _typed_qid(record["qid"]))
         n_turns, outputs = record["num_turns"], record["model_outputs"]
         if not isinstance(n_turns, int) or isinstance(n_turns, bool) or n_turns < 1:
             raise BadInputError(path, line, f"num_turns must be a positive integer, got {n_turns!r}")
