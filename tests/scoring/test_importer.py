@@ -136,6 +136,14 @@ def test_a_number_qid_that_is_no_query_is_stray_as_upstream(tmp_path: Path) -> N
     assert (pl.read_parquet(target)["qid"].to_list(), summary.stray) == (["t1"], 1)
 
 
+def test_a_lone_surrogate_is_kept_as_a_replacement_character_and_counted(tmp_path: Path) -> None:
+    escaped = r'{"qid": "t1", "num_turns": 1, "model_outputs": [["do\ud800c1"]]}'
+    target, summary = _land(tmp_path, [escaped, line("t2", [["doc2"]])])
+    assert pl.read_parquet(target).sort("qid")["given_answers"].to_list() == [["do\ufffdc1"], ["doc2"]]
+    assert summary.surrogates == 1
+    assert summary.line(Path("preds.jsonl")).endswith(", 1 line(s) with a lone surrogate (kept as U+FFFD)")
+
+
 def test_outputs_beyond_num_turns_are_ignored_and_counted(tmp_path: Path) -> None:
     (rows,) = [_landed(tmp_path, [line("t1", [["a"], ["b"]], n=1)])]
     assert [(r["turn"], r["given_answers"]) for r in rows] == [(0, ["a"])]

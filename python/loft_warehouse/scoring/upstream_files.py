@@ -22,6 +22,7 @@ indices and whose gold is target.split(" ").
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,14 +150,31 @@ class Summary:
     truncated: int = 0
     fewer_turns: int = 0
     unanswered: int = 0
+    surrogates: int = 0
 
     def line(self, path: Path) -> str:
+        stored = f", {self.surrogates} line(s) with a lone surrogate (kept as U+FFFD)" if self.surrogates else ""
         return (
             f"{path.name}: {self.lines} lines; {self.duplicates} duplicate qid line(s) (the last wins), "
             f"{self.stray} stray qid line(s) (ignored), {self.truncated} line(s) with outputs beyond "
             f"num_turns (ignored), {self.fewer_turns} line(s) with fewer turns than the query, "
-            f"{self.unanswered} unanswered quer(ies) (scored 0)"
+            f"{self.unanswered} unanswered quer(ies) (scored 0){stored}"
         )
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _storable(value: Any) -> Any:
+    """An output with each lone surrogate (JSON can escape one, UTF-8 cannot store it) as U+FFFD:
+    neither is whitespace, punctuation or a gold character, so LOFT's scores are unchanged."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    if isinstance(value, dict):
+        return {_storable(key): _storable(item) for key, item in value.items()}
+    return value
 
 
 @dataclass(frozen=True)
@@ -254,6 +272,10 @@ def prediction_rows(
             raise BadInputError(path, line, f"num_turns must be a positive integer, got {n_turns!r}")
         if not isinstance(outputs, list) or not outputs:
             raise BadInputError(path, line, "model_outputs must be a non-empty list of turn outputs")
+        storable = _storable(outputs)
+        if storable != outputs:
+            summary.surrogates += 1
+            record = {**record, "model_outputs": storable}
         if qid in chosen:
             if strict_input:
                 raise _refuse(path, line, qid, f"already given on line {chosen[qid][0]} (--strict-input)")
