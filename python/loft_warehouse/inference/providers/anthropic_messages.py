@@ -30,6 +30,7 @@ from loft_warehouse.inference.providers.base import (
     RetryableError,
     RunData,
     retry_after_seconds,
+    truncated_with_no_text,
 )
 from loft_warehouse.inference.systems import System
 
@@ -168,7 +169,7 @@ def completion_of(message: Message, ttft: float | None) -> Completion:
         # No answer, yet a normal end: sent again (bounded), never stored as a final empty answer.
         raise RetryableError("an empty reply: stop_reason end_turn with no text")
     if stop == "max_tokens" and not text:
-        raise PermanentError("truncated completion with no text (stop_reason max_tokens): raise max_output_tokens")
+        raise truncated_with_no_text("stop_reason max_tokens")
     return Completion(
         status="blocked" if stop in BLOCKED_STOP_REASONS and not text else "ok",
         raw_text=text if text or stop not in BLOCKED_STOP_REASONS else None,

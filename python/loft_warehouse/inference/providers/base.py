@@ -82,6 +82,12 @@ class PermanentError(RuntimeError):
     """A request the provider will never answer (bad request, auth): no retry."""
 
 
+def truncated_with_no_text(reason: str) -> PermanentError:
+    """A completion cut at the output limit before any text. Every provider says it in these words:
+    int_answer_health counts an error row as truncated by their start."""
+    return PermanentError(f"truncated completion with no text ({reason}): raise max_output_tokens")
+
+
 class RejectedError(PermanentError):
     """The server refused this request (HTTP 4xx other than 408/429): sent again, it gets the
     same refusal, so a rerun does not send it again unless asked (`retry_errors`)."""

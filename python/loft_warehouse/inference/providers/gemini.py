@@ -37,6 +37,7 @@ from loft_warehouse.inference.providers.base import (
     RetryableError,
     RunData,
     retry_after_seconds,
+    truncated_with_no_text,
 )
 from loft_warehouse.inference.systems import System
 
@@ -299,7 +300,7 @@ def completion_of(chunks: list[types.GenerateContentResponse], ttft: float | Non
     if not text and finish is None:
         raise RetryableError(f"an empty reply with no stated reason ({len(candidates)} candidate(s), no block reason)")
     if finish == "MAX_TOKENS" and not text:
-        raise PermanentError("truncated completion with no text (finish_reason MAX_TOKENS): raise max_output_tokens")
+        raise truncated_with_no_text("finish_reason MAX_TOKENS")
     status = "blocked" if finish in BLOCK_FINISH_REASONS and not text else "ok"
     return Completion(status, text, finish, **usage_fields)
 

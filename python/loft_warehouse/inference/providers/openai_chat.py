@@ -30,6 +30,7 @@ from loft_warehouse.inference.providers.base import (
     RetryableError,
     RunData,
     retry_after_seconds,
+    truncated_with_no_text,
 )
 from loft_warehouse.inference.systems import System
 
@@ -193,7 +194,7 @@ def _result(
         raise ValueError("an empty reply with no stated reason (no finish_reason)")
     if finish not in BLOCKED_FINISH_REASONS and text is None:
         if finish == "length":
-            raise PermanentError("truncated completion with no text (finish_reason length): raise max_output_tokens")
+            raise truncated_with_no_text("finish_reason length")
         raise ValueError(f"no text with finish_reason {finish!r}")
     if text is not None and not isinstance(text, str):
         raise TypeError(f"content of type {type(text).__name__}")
