@@ -106,6 +106,16 @@ def test_huge_results_are_capped(root):
     assert result.status == "error" and result.error == "more than 5 rows"
 
 
+def test_the_result_budget_counts_bytes_not_characters(sandbox):
+    """Issue 60 item 2: 5M characters, all but one of four bytes, are 20 MB, over the 16 MiB budget, though fewer
+    characters than it has bytes (counted as characters, this passed and such results grew a build
+    past 3.8 GiB)."""
+    wide = sandbox.run("concert_singer", "SELECT replace(printf('%5000000d', 0), ' ', '\U0001f600')")
+    assert wide.status == "error" and wide.error == "result of 20000003 bytes exceeds 16777216"
+    narrow = sandbox.run("concert_singer", "SELECT replace(printf('%5000000d', 0), ' ', 'x')")
+    assert narrow.status == "ok" and len(narrow.rows[0][0]) == 5_000_000
+
+
 def test_unknown_database_and_unknown_table(sandbox):
     assert sandbox.run("nope", "SELECT 1").status == "error"
     assert sandbox.run("concert_singer", "SELECT * FROM pets").status == "rejected"

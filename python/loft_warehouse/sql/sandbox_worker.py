@@ -121,7 +121,7 @@ class Worker:
         if len(rows) > request["max_rows"]:
             return {"status": "error", "error": f"more than {request['max_rows']} rows", "sql": duckdb_sql}
         cells = [[json_safe(v) for v in row] for row in rows]
-        size = len(json.dumps(cells, ensure_ascii=False))
+        size = len(json.dumps(cells, ensure_ascii=False).encode())
         if size > request["max_result_bytes"]:
             return {"status": "error", "error": f"result of {size} bytes exceeds {request['max_result_bytes']}"}
         return {"status": "ok" if rows else "empty", "rows": cells, "sql": duckdb_sql}
