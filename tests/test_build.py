@@ -135,6 +135,29 @@ def test_vars_that_are_not_a_mapping_are_refused() -> None:
         build.build_vars("[1, 2]")
 
 
+ALIAS_BOMB = (
+    "{seed: {a: &a [x,x,x,x,x,x,x,x,x], "
+    + ", ".join(
+        f"{name}: &{name} [{', '.join(['*' + previous] * 9)}]"
+        for previous, name in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    + "}}"
+)
+
+
+def test_a_yaml_alias_in_vars_is_refused_before_it_expands(no_dbt: type[NoDbt], capsys: pytest.CaptureFixture) -> None:
+    """Issue 60 item 2: nine levels of nine aliases (a few hundred bytes) are 9**9 items wherever the
+    value is walked; the seed's own message (its repr) grew past 1.2 GiB before it was refused."""
+    assert len(ALIAS_BOMB) < 400
+    assert main(["build", "--select", "loft_32k", "--vars", ALIAS_BOMB]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--vars: YAML alias at line 1, column 43" in err, err[:300]
+    assert no_dbt.started == []
+    with pytest.raises(ConfigurationError, match="a setting is at most 65536"):
+        build.build_vars("{limit: 3, note: '" + "x" * 2**16 + "'}")
+    assert build.build_vars("{limit: 3, datasets: [retrieval/nq]}") == {"limit": 3, "datasets": ["retrieval/nq"]}
+
+
 def test_the_checked_values_are_what_dbt_gives_the_models(tmp_path: Path) -> None:
     """`loft build` checks dbt_project.yml's settings as dbt renders them for the models (and the
     preflight hook): the same vars, environment fallbacks, defaults and types."""

@@ -3,7 +3,8 @@
 Bytes that are not UTF-8, a gzip file cut short, and a line longer than the cap
 ($LOFT_MAX_LINE_BYTES, default 64 MiB; checked before a line is decoded, parsed or tokenized)
 are errors naming the file and line, like malformed JSON. A media file has its own cap
-($LOFT_MAX_MEDIA_BYTES, default 64 MiB), checked while it is read.
+($LOFT_MAX_MEDIA_BYTES, default 64 MiB), checked while it is read. A setting given as YAML on a
+command line is at most MAX_SETTINGS_BYTES and holds no alias.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from loft_warehouse.errors import BadInputError, ConfigurationError
 
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
 DEFAULT_MAX_MEDIA_BYTES = 64 * 2**20
+MAX_SETTINGS_BYTES = 64 * 2**10
 
 
 def _byte_cap(variable: str, default: int) -> int:
@@ -69,6 +73,26 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
                 yield line_no, decode_utf8(raw, path, line_no)
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise BadInputError(path, line_no + 1, f"truncated or corrupt gzip data ({exc})") from exc
+
+
+def settings_yaml(text: str, what: str) -> Any:
+    """The value of YAML given as a setting (`what` names it). An alias is refused before anything
+    is built from the text: a few hundred bytes of nested aliases expand to billions of items
+    wherever the value is walked (a message's repr, a JSON copy), and a setting never needs one."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_SETTINGS_BYTES:
+        raise ConfigurationError(f"{what} is {size} bytes; a setting is at most {MAX_SETTINGS_BYTES}")
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent):
+                mark = event.start_mark
+                raise ConfigurationError(
+                    f"{what}: YAML alias at line {mark.line + 1}, column {mark.column + 1}: "
+                    "a setting is written out in full (aliases are not read)"
+                )
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigurationError(f"{what} is not YAML: {exc}") from exc
 
 
 class NotJSONError(ValueError):

@@ -33,6 +33,7 @@ from loft_warehouse.dbt_boundary import preflight
 from loft_warehouse.dbt_boundary.publish import refuse_a_second_writer, working_file
 from loft_warehouse.errors import ConfigurationError, did_you_mean
 from loft_warehouse.inference.cli import warehouse_path
+from loft_warehouse.readers import settings_yaml
 from loft_warehouse.settings import PROJECT_ROOT, SIZES
 
 # Schemas a selection may name besides the sizes.
@@ -65,10 +66,7 @@ def build_vars(text: str | None) -> dict[str, Any]:
     """The --vars mapping (YAML, as dbt reads it)."""
     if not text:
         return {}
-    try:
-        values = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigurationError(f"--vars is not YAML: {exc}") from exc
+    values = settings_yaml(text, "--vars")
     if not isinstance(values, dict):
         raise ConfigurationError(f"--vars must be a mapping, got {text!r}")
     return values

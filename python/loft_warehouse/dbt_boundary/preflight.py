@@ -22,6 +22,7 @@ from loft_warehouse.errors import ConfigurationError, did_you_mean
 from loft_warehouse.inference import cost
 from loft_warehouse.inference.systems import parse_selection, select
 from loft_warehouse.inference.warehouse import configured_systems, query_limit
+from loft_warehouse.readers import settings_yaml
 from loft_warehouse.settings import PROJECT_ROOT
 
 SIZE_PATTERN = re.compile(r"loft_(32k|128k|1m)__")
@@ -118,8 +119,5 @@ def preflight(values_json: str, selection_json: str) -> str:
 def _given_vars(value: Any) -> Any:
     """dbt's record of --vars: a mapping, or its YAML text."""
     if isinstance(value, str):
-        try:
-            return yaml.safe_load(value) if value.strip() else {}
-        except yaml.YAMLError as exc:
-            raise ConfigurationError(f"--vars is not YAML: {exc}") from exc
+        return settings_yaml(value, "--vars") if value.strip() else {}
     return value
