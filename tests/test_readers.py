@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
 
 from loft_warehouse.errors import BadInputError
-from loft_warehouse.readers import read_json, read_jsonl
+from loft_warehouse.readers import lines_within, read_json, read_jsonl
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
@@ -33,3 +34,33 @@ def test_model_outputs_may_hold_nan_as_python_reads_them(tmp_path: Path) -> None
     path.write_text('{"qid": "q1", "model_outputs": [[NaN, Infinity]]}\n')
     [(line, record)] = list(read_jsonl(path, allow_nan=True))
     assert line == 1 and str(record["model_outputs"]) == "[[nan, inf]]"
+
+
+@pytest.mark.parametrize(
+    ("content", "cap", "within"),
+    [
+        (b"", 1, True),
+        (b"abc\nde\n", 3, True),
+        (b"abc\nde\n", 2, False),
+        (b"abc", 3, True),
+        (b"ab\nabcd", 3, False),  # the last line has no newline
+        (b"\n\n\n", 1, True),
+        (b"abc\r\n", 3, False),  # a CR is part of its line, as read_lines counts it
+    ],
+)
+def test_lines_within_a_cap(tmp_path: Path, content: bytes, cap: int, within: bool) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(content)
+    for block_bytes in (1, 2, 3, 1024):
+        assert lines_within(path, cap, block_bytes) is within
+
+
+def test_lines_within_agrees_with_splitting_across_blocks(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    path = tmp_path / "f"
+    for _ in range(300):
+        content = bytes(rng.choice(b"ab\n") for _ in range(rng.randrange(0, 40)))
+        path.write_bytes(content)
+        cap = rng.randrange(1, 12)
+        expected = max(len(line) for line in content.split(b"\n")) <= cap
+        assert lines_within(path, cap, rng.randrange(1, 9)) is expected, (content, cap)

@@ -59,6 +59,26 @@ def decode_utf8(raw: bytes, path: Path, line_no: int = 1) -> str:
         raise BadInputError(path, line, f"not UTF-8: byte 0x{raw[exc.start]:02x} at column {column}") from exc
 
 
+def lines_within(path: Path, cap: int, block_bytes: int = 8 * 2**20) -> bool:
+    """Whether no line of the plain file at `path` is longer than `cap` bytes (its newline aside),
+    told by reading it in blocks and stopping at the first line over the cap: a reader that takes
+    a whole file at once checks this first, so a file with no line breaks is never held whole."""
+    block = bytearray(min(cap, block_bytes))
+    line_start = offset = 0
+    with path.open("rb", buffering=0) as handle:
+        while filled := handle.readinto(block):
+            first = block.find(b"\n", 0, filled)
+            if first == -1:
+                if offset + filled - line_start > cap:
+                    return False
+            else:
+                if offset + first - line_start > cap:
+                    return False
+                line_start = offset + block.rfind(b"\n", 0, filled) + 1
+            offset += filled
+    return offset - line_start <= cap
+
+
 def read_lines(path: Path) -> Iterator[tuple[int, str]]:
     """Yield (1-based line number, text) of a text or .gz file, checked as the module says."""
     cap = max_line_bytes()

@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from loft_warehouse.errors import BadInputError
 from loft_warehouse.scoring import bulk_files
 from loft_warehouse.scoring.upstream_files import SCORED_QUERY_SCHEMA, TASK_TYPES, answer_file_queries, prediction_rows
 from tests.spies import spy
@@ -88,6 +89,20 @@ def test_ordinary_files_take_the_fast_path_and_match(tmp_path: Path, monkeypatch
     assert frame.filter(pl.col("qid") == "q1")["given_answers"].to_list() == [
         [" d2 ", "5", "None", "1.5", "True", "['n']", "{'k': 1}"]
     ]
+
+
+def test_a_file_with_a_line_over_the_cap_is_never_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 60 item 2: a 2 GiB file of NUL bytes (no line break) was read whole into DuckDB
+    (8.4 GiB peak) before the line cap sent it to the Python reader, which refuses its line 1."""
+    monkeypatch.setenv("LOFT_MAX_LINE_BYTES", "1000")
+    answers = _write(tmp_path / "queries.jsonl", RETRIEVAL)
+    queries = answer_file_queries(answers, "retrieval", "bench", "test")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_bytes(b"\0" * 5000)
+    monkeypatch.setattr(bulk_files.duckdb, "connect", lambda *args: pytest.fail("the file was handed to DuckDB"))
+    assert bulk_files.prediction_frame(preds, queries, False) is None
+    with pytest.raises(BadInputError, match="preds.jsonl:1: line longer than 1000 bytes"):
+        prediction_rows(preds, queries, task_type="retrieval")
 
 
 def test_an_answer_file_with_blank_lines_ranks_its_queries_as_python_does(

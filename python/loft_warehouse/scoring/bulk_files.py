@@ -29,7 +29,7 @@ from duckdb.sqltypes import BIGINT, VARCHAR
 
 from loft_warehouse import settings
 from loft_warehouse.answers.parse import answer_texts, loaded_json_text
-from loft_warehouse.readers import max_line_bytes
+from loft_warehouse.readers import lines_within, max_line_bytes
 from loft_warehouse.registry import ID_TASKS
 from loft_warehouse.scoring.duckdb_functions import register_sql_macros
 
@@ -140,7 +140,7 @@ def _connect(path: Path, fields: dict[str, str], allow_nan: bool) -> duckdb.Duck
     `metadata`, a surrogate escape, and without allow_nan a NaN or Infinity, which DuckDB reads
     and readers.loads refuses; a string holding those words also declines). A line that is not
     an object has no fields, which the callers' checks refuse."""
-    if path.suffix == ".gz" or not path.is_file():
+    if path.suffix == ".gz" or not path.is_file() or not lines_within(path, max_line_bytes()):
         return None
     con = settings.limit_memory(duckdb.connect(), Path(tempfile.gettempdir()) / f"loft-spill-{uuid.uuid4().hex}")
     register_sql_macros(con)
@@ -159,7 +159,7 @@ def _connect(path: Path, fields: dict[str, str], allow_nan: bool) -> duckdb.Duck
             )
             select
                 line, text, {extracted},
-                strlen(text) > $cap or (contains(text, '\\u') and regexp_matches(text, $awkward))
+                (contains(text, '\\u') and regexp_matches(text, $awkward))
                     or len(keys) <> len(list_distinct(keys)) or len(meta_keys) <> len(list_distinct(meta_keys))
                     or (not $allow_nan and regexp_matches(text, 'NaN|Infinity'))
                     as is_odd
@@ -173,7 +173,6 @@ def _connect(path: Path, fields: dict[str, str], allow_nan: bool) -> duckdb.Duck
             """,
             {
                 "paths": [fields[name] for name in names],
-                "cap": max_line_bytes(),
                 "awkward": _AWKWARD_ESCAPE,
                 "allow_nan": allow_nan,
                 "path": str(path),
