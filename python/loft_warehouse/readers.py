@@ -3,8 +3,9 @@
 Bytes that are not UTF-8, a gzip file cut short, and a line longer than the cap
 ($LOFT_MAX_LINE_BYTES, default 64 MiB; checked before a line is decoded, parsed or tokenized)
 are errors naming the file and line, like malformed JSON. A media file has its own cap
-($LOFT_MAX_MEDIA_BYTES, default 64 MiB), checked while it is read. A setting given as YAML on a
-command line is at most MAX_SETTINGS_BYTES and holds no alias.
+($LOFT_MAX_MEDIA_BYTES, default 64 MiB), checked while it is read. A model's reply carries at most
+$LOFT_MAX_RESPONSE_BYTES of text (default 4 MiB), counted as it streams in. A setting given as
+YAML on a command line is at most MAX_SETTINGS_BYTES and holds no alias.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from loft_warehouse.errors import BadInputError, ConfigurationError
 
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
 DEFAULT_MAX_MEDIA_BYTES = 64 * 2**20
+DEFAULT_MAX_RESPONSE_BYTES = 4 * 2**20
 MAX_SETTINGS_BYTES = 64 * 2**10
 
 
@@ -47,6 +49,13 @@ def max_line_bytes() -> int:
 def max_media_bytes() -> int:
     """The largest media file a release may name ($LOFT_MAX_MEDIA_BYTES)."""
     return _byte_cap("LOFT_MAX_MEDIA_BYTES", DEFAULT_MAX_MEDIA_BYTES)
+
+
+def max_response_bytes() -> int:
+    """The most text one model reply may carry, answer and thinking together
+    ($LOFT_MAX_RESPONSE_BYTES): 4 MiB is some 20 times the longest output any configured model
+    may give."""
+    return _byte_cap("LOFT_MAX_RESPONSE_BYTES", DEFAULT_MAX_RESPONSE_BYTES)
 
 
 def decode_utf8(raw: bytes, path: Path, line_no: int = 1) -> str:
@@ -106,9 +115,9 @@ def settings_yaml(text: str, what: str) -> Any:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
             if isinstance(event, yaml.AliasEvent):
                 mark = event.start_mark
+                where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
                 raise ConfigurationError(
-                    f"{what}: YAML alias at line {mark.line + 1}, column {mark.column + 1}: "
-                    "a setting is written out in full (aliases are not read)"
+                    f"{what}: YAML alias{where}: a setting is written out in full (aliases are not read)"
                 )
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:

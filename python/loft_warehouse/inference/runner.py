@@ -42,6 +42,7 @@ from loft_warehouse.inference.providers.base import (
     Provider,
     RejectedError,
     Request,
+    ResponseBudget,
     RetryableError,
 )
 from loft_warehouse.inference.store import REJECTED, ResponseStore, StoredResponse, now_utc
@@ -272,12 +273,17 @@ class SystemRun:
                 completed(response, completion, self.prices, batch=False),
                 attempts=attempts,
             )
+            ResponseBudget().take(completion.raw_text, completion.thought_text)
         except (RetryableError, PermanentError) as exc:
             # A call cut off by Ctrl-C (its client closed) is not the request's outcome.
             interrupts.check("inference")
+            # A reply over the budget read whole (not streamed) keeps its tokens and cost, not its text.
             response = replace(
                 response,
-                attempts=getattr(exc, "attempts", 1),
+                status="error",
+                raw_text=None,
+                thought_text=None,
+                attempts=getattr(exc, "attempts", response.attempts or 1),
                 error=self.system.scrub(str(exc))[:2000],
                 finish_reason=REJECTED if isinstance(exc, RejectedError) else None,
             )

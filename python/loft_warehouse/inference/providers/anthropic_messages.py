@@ -27,6 +27,7 @@ from loft_warehouse.inference.providers.base import (
     PermanentError,
     RejectedError,
     Request,
+    ResponseBudget,
     RetryableError,
     RunData,
     retry_after_seconds,
@@ -105,10 +106,15 @@ class AnthropicProvider:
 
         def streamed() -> Completion:
             ttft = None
+            budget = ResponseBudget()
             with self.client.messages.stream(**params) as stream:
-                for piece in stream.text_stream:
-                    if piece and ttft is None:
-                        ttft = round(time.monotonic() - started, 6)
+                for event in stream:
+                    if event.type == "thinking":
+                        budget.take(event.thinking)
+                    elif event.type == "text":
+                        budget.take(event.text)
+                        if event.text and ttft is None:
+                            ttft = round(time.monotonic() - started, 6)
                 message = stream.get_final_message()
             return completion_of(message, ttft)
 

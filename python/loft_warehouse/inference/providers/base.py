@@ -6,6 +6,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from loft_warehouse.readers import max_response_bytes
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -91,6 +93,27 @@ def truncated_with_no_text(reason: str) -> PermanentError:
 class RejectedError(PermanentError):
     """The server refused this request (HTTP 4xx other than 408/429): sent again, it gets the
     same refusal, so a rerun does not send it again unless asked (`retry_errors`)."""
+
+
+class ResponseBudget:
+    """The bytes of text one reply may still carry (readers.max_response_bytes), counted as a
+    stream arrives: a server that ignores max_output_tokens is cut off there, not read to its end
+    and stored as an answer. The refusal is a RejectedError: sent again, the request would be
+    answered the same way."""
+
+    def __init__(self) -> None:
+        self.cap = max_response_bytes()
+        self.left = self.cap
+
+    def take(self, *pieces: str | None) -> None:
+        for piece in pieces:
+            if piece:
+                self.left -= len(piece.encode("utf-8", "surrogatepass"))
+        if self.left < 0:
+            raise RejectedError(
+                f"reply over {self.cap} bytes of text (LOFT_MAX_RESPONSE_BYTES), more than any output "
+                "limit allows: the server ignored max_output_tokens; the reply was not kept"
+            )
 
 
 class RunData(Protocol):

@@ -34,6 +34,7 @@ from loft_warehouse.inference.providers.base import (
     PermanentError,
     RejectedError,
     Request,
+    ResponseBudget,
     RetryableError,
     RunData,
     retry_after_seconds,
@@ -263,11 +264,13 @@ class GeminiProvider:
 
 def _collect(stream: Iterable[types.GenerateContentResponse], started: float) -> tuple[list, float | None]:
     """Every chunk of a streamed generation, and the seconds to the first one with answer text
-    (a thought summary is not the answer's first token)."""
+    (a thought summary is not the answer's first token); a stream over the response budget is cut off."""
     chunks: list[types.GenerateContentResponse] = []
+    budget = ResponseBudget()
     ttft = None
     for chunk in stream:
         parts = [p for c in chunk.candidates or [] if c.content for p in c.content.parts or []]
+        budget.take(*(p.text for p in parts))
         if ttft is None and any(p.text and not p.thought for p in parts):
             ttft = round(time.monotonic() - started, 6)
         chunks.append(chunk)

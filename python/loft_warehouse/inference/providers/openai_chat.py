@@ -27,6 +27,7 @@ from loft_warehouse.inference.providers.base import (
     PermanentError,
     RejectedError,
     Request,
+    ResponseBudget,
     RetryableError,
     RunData,
     retry_after_seconds,
@@ -74,18 +75,18 @@ class OpenAIChatProvider:
         messages = cast("list[ChatCompletionMessageParam]", chat_messages(request))
         started = time.monotonic()
         if self.system.stream:
-            return self._call(
-                lambda: _streamed(
-                    self.client.chat.completions.create(
-                        model=self.system.model,
-                        messages=messages,
-                        stream=True,
-                        stream_options={"include_usage": True},
-                        **self._settings(),
-                    ),
-                    started,
-                )
-            )
+
+            def streamed() -> Completion:
+                with self.client.chat.completions.create(
+                    model=self.system.model,
+                    messages=messages,
+                    stream=True,
+                    stream_options={"include_usage": True},
+                    **self._settings(),
+                ) as chunks:
+                    return _streamed(chunks, started)
+
+            return self._call(streamed)
         return self._call(
             lambda: _completion(
                 self.client.chat.completions.create(model=self.system.model, messages=messages, **self._settings())
@@ -162,9 +163,11 @@ def _reasoning(message: object) -> str | None:
 
 def _streamed(chunks: Iterable[ChatCompletionChunk], started: float) -> Completion:
     """A streamed completion: text pieces joined, time to the first one, usage from the last
-    chunk (stream_options.include_usage). A stream with no chunk is malformed."""
+    chunk (stream_options.include_usage). A stream with no chunk is malformed; one over the
+    response budget is cut off."""
     pieces: list[str] = []
     thoughts: list[str] = []
+    budget = ResponseBudget()
     finish = usage = ttft = None
     for chunk in chunks:
         if not isinstance(chunk, ChatCompletionChunk):
@@ -173,6 +176,7 @@ def _streamed(chunks: Iterable[ChatCompletionChunk], started: float) -> Completi
         for choice in chunk.choices[:1]:
             piece = choice.delta.content if choice.delta else None
             thoughts.append(_reasoning(choice.delta) or "")
+            budget.take(piece, thoughts[-1])
             if piece:
                 if ttft is None:
                     ttft = round(time.monotonic() - started, 6)
