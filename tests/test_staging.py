@@ -193,6 +193,27 @@ def test_dangling_gold_names_query_file_and_line(root, tokenizer):
         staging.stage_size(root, "128k", tokenizer, SEED)
 
 
+def test_a_text_over_the_byte_budget_names_its_file_and_line(root, tokenizer, monkeypatch):
+    """Issue 60 item 2: a 50 MiB passage was tokenized and shown in every prompt (3.3 GiB)."""
+    monkeypatch.setenv("LOFT_MAX_TEXT_BYTES", "40")
+    path = root / "loft" / "retrieval" / "tiny" / "128k" / "corpus.jsonl"
+    _jsonl(
+        path,
+        [
+            {"pid": "d1", "title_text": "", "passage_text": "é" * 20, "metadata": {}},  # 40 bytes: within
+            {"pid": "d2", "title_text": "", "passage_text": "é" * 21, "metadata": {}},
+            {"pid": "d3", "title_text": "", "passage_text": "c", "metadata": {}},
+        ],
+    )
+    with pytest.raises(BadInputError, match=rf"{path}:2: pid 'd2' of retrieval/tiny: a text of 42 bytes, over"):
+        staging.stage_size(root, "128k", tokenizer, SEED)
+    queries = root / "loft" / "retrieval" / "tiny" / "128k" / "dev_queries.jsonl"
+    _jsonl(path, [{"pid": f"d{i}", "title_text": "", "passage_text": "ok", "metadata": {}} for i in (1, 2, 3)])
+    _jsonl(queries, [{"qid": "v1", "query_text": "🙂" * 11, "answers": [["d2", 1]], "metadata": {}}])
+    with pytest.raises(BadInputError, match=rf"{queries}:1: qid 'v1' of retrieval/tiny: a text of 44 bytes"):
+        staging.stage_size(root, "128k", tokenizer, SEED)
+
+
 def test_duplicate_pid_names_both_rows(root, tokenizer):
     path = root / "loft" / "retrieval" / "tiny" / "128k" / "corpus.jsonl"
     _jsonl(

@@ -3,7 +3,8 @@
 Bytes that are not UTF-8, a gzip file cut short, and a line longer than the cap
 ($LOFT_MAX_LINE_BYTES, default 64 MiB; checked before a line is decoded, parsed or tokenized)
 are errors naming the file and line, like malformed JSON. A media file has its own cap
-($LOFT_MAX_MEDIA_BYTES, default 64 MiB), checked while it is read. A model's reply carries at most
+($LOFT_MAX_MEDIA_BYTES, default 64 MiB), checked while it is read; a passage, title or query turn
+has $LOFT_MAX_TEXT_BYTES (default 8 MiB), checked before it is tokenized. A model's reply carries at most
 $LOFT_MAX_RESPONSE_BYTES of text (default 4 MiB), counted as it streams in. A setting given as
 YAML on a command line is at most MAX_SETTINGS_BYTES and holds no alias.
 """
@@ -25,6 +26,7 @@ from loft_warehouse.errors import BadInputError, ConfigurationError
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
 DEFAULT_MAX_MEDIA_BYTES = 64 * 2**20
 DEFAULT_MAX_RESPONSE_BYTES = 4 * 2**20
+DEFAULT_MAX_TEXT_BYTES = 8 * 2**20
 MAX_SETTINGS_BYTES = 64 * 2**10
 
 
@@ -49,6 +51,12 @@ def max_line_bytes() -> int:
 def max_media_bytes() -> int:
     """The largest media file a release may name ($LOFT_MAX_MEDIA_BYTES)."""
     return _byte_cap("LOFT_MAX_MEDIA_BYTES", DEFAULT_MAX_MEDIA_BYTES)
+
+
+def max_text_bytes() -> int:
+    """The longest passage, title or query turn ($LOFT_MAX_TEXT_BYTES): 8 MiB is some twice the
+    text a 1m context holds, so a longer one could never be shown whole."""
+    return _byte_cap("LOFT_MAX_TEXT_BYTES", DEFAULT_MAX_TEXT_BYTES)
 
 
 def max_response_bytes() -> int:

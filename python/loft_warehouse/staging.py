@@ -21,6 +21,7 @@ import polars as pl
 from loft_warehouse import frame_cache, registry, settings
 from loft_warehouse.errors import BadInputError
 from loft_warehouse.progress import Progress
+from loft_warehouse.readers import max_text_bytes
 from loft_warehouse.registry import DatasetSpec
 from loft_warehouse.sources import loft_release
 from loft_warehouse.sources.base import CorpusRequest, Document, Query, SourceData
@@ -121,6 +122,29 @@ def _load(spec: DatasetSpec, root: Path, size_label: str) -> SourceData:
         return loft_release.load(spec.task, folder, splits)
     module = importlib.import_module(f"loft_warehouse.sources.{spec.source}")
     return module.load(spec, root)
+
+
+def _utf8_bytes(text: str | None, cap: int) -> int:
+    """The UTF-8 size of text, measured only when it could be over cap (4 bytes a character)."""
+    return len(text.encode("utf-8", "surrogatepass")) if text and 4 * len(text) > cap else 0
+
+
+def _within_text_budget(spec: DatasetSpec, data: SourceData) -> None:
+    """Every passage, title and query turn is at most readers.max_text_bytes(), before anything
+    tokenizes or renders it (a 50 MiB passage, shown in every prompt, took a build past 3 GiB)."""
+    cap = max_text_bytes()
+    named: list[tuple[str, int, str, tuple[str | None, ...]]] = [
+        (doc.source_file, doc.source_row, f"pid {doc.pid!r}", (doc.text, doc.title)) for doc in data.documents
+    ]
+    named += [(query.source_file, query.source_row, f"qid {query.qid!r}", tuple(query.turns)) for query in data.queries]
+    for source_file, source_row, which, texts in named:
+        size = max(_utf8_bytes(text, cap) for text in texts) if texts else 0
+        if size > cap:
+            raise BadInputError(
+                source_file,
+                source_row,
+                f"{which} of {spec.task}/{spec.dataset}: a text of {size} bytes, over LOFT_MAX_TEXT_BYTES ({cap})",
+            )
 
 
 def _validate(spec: DatasetSpec, data: SourceData) -> None:
@@ -297,6 +321,7 @@ def stage_size(root: Path, size_label: str, tokenizer_model: Path, seed: int, on
     for spec in specs:
         released = spec.source == "loft_release"
         data = _load(spec, root, size_label)
+        _within_text_budget(spec, data)
         if data.corpus_for is not None:
             data = _per_query_corpora(spec, data, size_label, tokens, seed)
         _validate(spec, data)
@@ -353,5 +378,9 @@ def _inputs_fingerprint(root: Path, model: Path, key: tuple) -> str:
     files = sorted([*(p for p in root.rglob("*") if p.is_file()), Path(model)])
     return frame_cache.key_of(
         "staging",
-        [[str(k) for k in key], os.environ.get("LOFT_MAX_LINE_BYTES", ""), *map(frame_cache.file_stamp, files)],
+        [
+            [str(k) for k in key],
+            *(os.environ.get(name, "") for name in ("LOFT_MAX_LINE_BYTES", "LOFT_MAX_TEXT_BYTES")),
+            *map(frame_cache.file_stamp, files),
+        ],
     )
