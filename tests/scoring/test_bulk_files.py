@@ -105,6 +105,26 @@ def test_a_file_with_a_line_over_the_cap_is_never_read_whole(tmp_path: Path, mon
         prediction_rows(preds, queries, task_type="retrieval")
 
 
+def test_outputs_longer_than_a_reply_may_be_are_refused_with_their_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An imported output is a model's reply made elsewhere: over LOFT_MAX_RESPONSE_BYTES it is
+    refused naming file and line (54 lines of 10 MiB were held, landed and built whole, issue 60
+    item 2); a long line whose outputs are within the budget is read by the Python reader."""
+    monkeypatch.setenv("LOFT_MAX_RESPONSE_BYTES", "100")
+    answers = _write(tmp_path / "queries.jsonl", RETRIEVAL)
+    queries = answer_file_queries(answers, "retrieval", "bench", "test")
+    within = {"qid": "q1", "num_turns": 1, "model_outputs": [["d1"]], "metadata": {"note": "x" * 200}}
+    preds = _write(tmp_path / "preds.jsonl", [within])
+    assert bulk_files.prediction_frame(preds, queries, False) is None
+    frame, _ = prediction_rows(preds, queries, task_type="retrieval")
+    assert frame["given_answers"].to_list() == [["d1"]]
+    over = {"qid": "q2", "num_turns": 1, "model_outputs": [["é" * 50]]}  # 106 bytes of JSON
+    preds = _write(tmp_path / "preds.jsonl", [within, over])
+    with pytest.raises(BadInputError, match="preds.jsonl:2: qid 'q2': model_outputs of 106 bytes, over LOFT_MAX_RE"):
+        prediction_rows(preds, queries, task_type="retrieval")
+
+
 def test_an_answer_file_with_blank_lines_ranks_its_queries_as_python_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -258,3 +258,43 @@ def test_a_file_cannot_take_more_than_its_budget(shared_data: Path, tmp_path: Pa
             assert statuses == {"ok": 1, "error": 3}, name
             assert notes[0] == "-- sandbox ok: 4 row(s)"
             assert notes[1:] == [f"-- sandbox error: the file's results passed their budget of {limit}"] * 3
+
+
+def test_the_file_budget_counts_bytes_not_characters(shared_data: Path, tmp_path: Path) -> None:
+    """Issue 60 item 2: a result of 30 four-byte characters is 126 bytes of JSON, over a 100-byte
+    budget, though 36 characters long (counted so, every turn landed)."""
+    queries = pl.DataFrame(
+        {"task": ["sql"] * 2, "dataset": ["spider"] * 2, "split": ["test"] * 2, "qid": ["a", "b"],
+         "turn": [0] * 2, "n_turns": [1] * 2, "db_id": ["concert_singer"] * 2}
+    )  # fmt: skip
+    wide = "SELECT replace(printf('%30s', ''), ' ', '\U0001f600')"
+    file = _write(tmp_path / "p.jsonl", [{"qid": q, "num_turns": 1, "sql": [wide]} for q in "ab"])
+    landed, statuses = land_sql(
+        file, queries, system="t2s", size="128k", root=shared_data, timeout_s=5.0, dataset="spider",
+        directory=tmp_path / "landed", budget=FileBudget(result_bytes=100),
+    )  # fmt: skip
+    assert statuses == {"error": 2}
+    notes = {text.splitlines()[-1] for text in pl.read_parquet(landed)["raw_text"]}
+    assert notes == {"-- sandbox error: the file's results passed their budget of 100 bytes"}
+
+
+def test_sql_over_the_length_limit_is_refused_as_read_and_only_its_start_kept(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """Issue 60 item 2: 54 lines of 10 MiB SQL were refused by the sandbox, but each was held and
+    landed whole (import 2.4 GiB, build 3.9 GiB, warehouse 59 MiB to 1.1 GiB)."""
+    huge = "SELECT count(*) FROM singer WHERE " + " OR ".join(["age = 1"] * 100_000)
+    file = _write(tmp_path / "p.jsonl", [{"qid": "s1", "num_turns": 1, "sql": [huge]}])
+    predictions = read_sql_prediction_file(file, _queries().filter(pl.col("dataset") == "spider"), "spider")
+    (turn,) = predictions[0].sql
+    assert not isinstance(turn, str | None) and (turn.chars, turn.start) == (len(huge), huge[:1000])
+    landed, statuses = land_sql(
+        file, _queries(), system="t2s", size="128k", root=shared_data, timeout_s=5.0, dataset="spider",
+        directory=tmp_path / "landed",
+    )  # fmt: skip
+    assert statuses == {"rejected": 1}
+    (raw_text,) = pl.read_parquet(landed)["raw_text"]
+    assert raw_text == (
+        f"{huge[:1000]}\n-- ({len(huge)} characters in all; only the first 1000 are kept)\n"
+        f"-- sandbox rejected: SQL of {len(huge)} characters is over the 20000-character limit"
+    )

@@ -29,7 +29,7 @@ from duckdb.sqltypes import BIGINT, VARCHAR
 
 from loft_warehouse import settings
 from loft_warehouse.answers.parse import answer_texts, loaded_json_text
-from loft_warehouse.readers import lines_within, max_line_bytes
+from loft_warehouse.readers import lines_within, max_line_bytes, max_response_bytes
 from loft_warehouse.registry import ID_TASKS
 from loft_warehouse.scoring.duckdb_functions import register_sql_macros
 
@@ -133,14 +133,14 @@ def _python_strs(item_texts: str) -> str:
     return _when_complete(f"list_transform({item_texts}, lambda forms: forms.str_text)", "texts", "texts")
 
 
-def _connect(path: Path, fields: dict[str, str], allow_nan: bool) -> duckdb.DuckDBPyConnection | None:
+def _connect(path: Path, fields: dict[str, str], allow_nan: bool, line_cap: int) -> duckdb.DuckDBPyConnection | None:
     """A connection holding the file's non-blank lines as `records` (line, text, and each field:
     the JSON at its path, parsed once), or None when the file is not one the fast path reads
-    (gzip, not UTF-8, a line over the cap, malformed JSON, a repeated key at the top or under
+    (gzip, not UTF-8, a line over line_cap, malformed JSON, a repeated key at the top or under
     `metadata`, a surrogate escape, and without allow_nan a NaN or Infinity, which DuckDB reads
     and readers.loads refuses; a string holding those words also declines). A line that is not
     an object has no fields, which the callers' checks refuse."""
-    if path.suffix == ".gz" or not path.is_file() or not lines_within(path, max_line_bytes()):
+    if path.suffix == ".gz" or not path.is_file() or not lines_within(path, line_cap):
         return None
     con = settings.limit_memory(duckdb.connect(), Path(tempfile.gettempdir()) / f"loft-spill-{uuid.uuid4().hex}")
     register_sql_macros(con)
@@ -307,7 +307,7 @@ def write_answer_file(path: Path, task: str, dataset: str, split: str, multi_ans
     needs the Python reader (nothing is written then)."""
     if path.suffix == ".json" or task not in _ANSWER_SHAPES:
         return False
-    con = _connect(path, ANSWER_FIELDS, allow_nan=False)
+    con = _connect(path, ANSWER_FIELDS, allow_nan=False, line_cap=max_line_bytes())
     if con is None:
         return False
     try:
@@ -411,7 +411,8 @@ def prediction_frame(
     upstream semantics did (upstream_files.Summary's fields), as prediction_rows makes them
     without --strict-input or --raw-generations; None when the file needs the Python reader
     (a line it refuses, a turn-count difference, a string turn, ...)."""
-    con = _connect(path, PREDICTION_FIELDS, allow_nan=True)
+    # A line longer than a reply may be goes to the Python reader, which measures its outputs.
+    con = _connect(path, PREDICTION_FIELDS, allow_nan=True, line_cap=min(max_line_bytes(), max_response_bytes()))
     if con is None:
         return None
     try:

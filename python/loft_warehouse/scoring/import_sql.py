@@ -11,7 +11,9 @@ treat it exactly as any import (source = 'import').
 A turn whose SQL is refused or fails (unparseable, DDL/DML, COPY, ATTACH, file functions, time
 limit, too many rows) is answered with no rows, so it scores 0, and its error stays visible:
 `raw_text` in predictions is the SQL followed by a line `-- sandbox <status>: <detail>` (status
-ok | empty | rejected | error). A malformed line, an unknown qid or a wrong turn count stops the
+ok | empty | rejected | error). SQL over the sandbox's length limit is refused as it is read and
+only its first KEPT_SQL_CHARS are kept, so a file of megabyte statements is never held or landed
+whole. A malformed line, an unknown qid or a wrong turn count stops the
 import before any SQL runs, naming the file and line.
 """
 
@@ -41,9 +43,10 @@ from loft_warehouse.scoring.importer import (
     write_landed,
 )
 from loft_warehouse.settings import data_dir
-from loft_warehouse.sql.sandbox import TIMEOUT_S, Sandbox, SandboxResult
+from loft_warehouse.sql.sandbox import MAX_SQL_CHARS, TIMEOUT_S, Sandbox, SandboxResult, too_long
 
 DATASETS = ("spider", "sparc")
+KEPT_SQL_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ class FileBudget:
     def spend(self, used: dict[str, float], result: SandboxResult) -> SandboxResult:
         """The result as landed: itself, or an error when it would pass the bytes or rows budget
         (what it takes is added to `used` only when it lands)."""
-        size = len(result.rows_json() or "")
+        size = len((result.rows_json() or "").encode())
         rows = len(result.rows)
         if used["bytes"] + size > self.result_bytes:
             return SandboxResult("error", error=f"the file's results passed their budget of {self.result_bytes} bytes")
@@ -74,16 +77,33 @@ class FileBudget:
 
 
 @dataclass(frozen=True)
+class OversizedSql:
+    """A turn's SQL over the sandbox's limit (MAX_SQL_CHARS): its length and its start, all that is kept."""
+
+    chars: int
+    start: str
+
+    def __str__(self) -> str:
+        return f"{self.start}\n-- ({self.chars} characters in all; only the first {len(self.start)} are kept)"
+
+
+@dataclass(frozen=True)
 class SqlPrediction:
     """One file line: a query's SQL per turn and the database it runs on."""
 
     qid: str
     line: int
     db_id: str
-    sql: list[str | None]
+    sql: list[str | OversizedSql | None]
 
 
-def _turns(record: dict, path: Path, line: int) -> tuple[int, list[str | None]]:
+def _kept(sql: str | None) -> str | OversizedSql | None:
+    if sql is None or len(sql) <= MAX_SQL_CHARS:
+        return sql
+    return OversizedSql(len(sql), sql[:KEPT_SQL_CHARS])
+
+
+def _turns(record: dict, path: Path, line: int) -> tuple[int, list[str | OversizedSql | None]]:
     """num_turns and the SQL per turn of a line, checked for shape."""
     fields = [name for name in ("sql", "model_outputs") if name in record]
     if "qid" not in record or "num_turns" not in record or len(fields) != 1:
@@ -96,7 +116,7 @@ def _turns(record: dict, path: Path, line: int) -> tuple[int, list[str | None]]:
     for turn, sql in enumerate(turns):
         if sql is not None and not isinstance(sql, str):
             raise BadInputError(path, line, f"turn {turn} is not an SQL string (answer rows go to import-predictions)")
-    return n_turns, turns
+    return n_turns, [_kept(sql) for sql in turns]
 
 
 def read_sql_prediction_file(path: Path, queries: pl.DataFrame, scope: str) -> list[SqlPrediction]:
@@ -120,12 +140,12 @@ def read_sql_prediction_file(path: Path, queries: pl.DataFrame, scope: str) -> l
     return predictions
 
 
-def sandbox_note(sql: str | None, result: SandboxResult) -> str:
+def sandbox_note(sql: str | OversizedSql | None, result: SandboxResult) -> str:
     """The SQL as written, then one line saying what the sandbox made of it (a detail that runs
     over several lines, such as a parse error, is joined onto it, so the note stays last)."""
     detail = " ".join(result.error.split()) if result.error else f"{len(result.rows)} row(s)"
     note = f"-- sandbox {result.status}: {detail}"
-    return note if sql is None else f"{sql.rstrip()}\n{note}"
+    return note if sql is None else f"{str(sql).rstrip()}\n{note}"
 
 
 def land_sql(
@@ -163,6 +183,8 @@ def land_sql(
                     result = SandboxResult("error", error=f"not run: the file's {budget.seconds:g} s budget is spent")
                 elif sql is None:
                     result = SandboxResult("error", error="no SQL")
+                elif isinstance(sql, OversizedSql):
+                    result = SandboxResult("rejected", error=too_long(sql.chars))
                 else:
                     result = budget.spend(used, box.run(prediction.db_id, sql))
                 used["seconds"] += time.monotonic() - started

@@ -32,7 +32,7 @@ import polars as pl
 
 from loft_warehouse.answers.parse import answer_texts, loaded_json_text
 from loft_warehouse.errors import BadInputError
-from loft_warehouse.readers import read_jsonl, require
+from loft_warehouse.readers import max_response_bytes, read_jsonl, require
 from loft_warehouse.registry import ID_TASKS, DatasetSpec
 from loft_warehouse.scoring import bulk_files
 from loft_warehouse.sources.base import Query, SourceData
@@ -260,6 +260,7 @@ def prediction_rows(
             return fast[0], Summary(**fast[1])
     known = known_queries(queries.lazy().collect())
     summary = Summary()
+    reply_cap = max_response_bytes()
     chosen: dict[str, tuple[int, dict[str, Any]]] = {}
     for line, record in read_jsonl(path, allow_nan=True):
         summary.lines += 1
@@ -272,6 +273,13 @@ def prediction_rows(
             raise BadInputError(path, line, f"num_turns must be a positive integer, got {n_turns!r}")
         if not isinstance(outputs, list) or not outputs:
             raise BadInputError(path, line, "model_outputs must be a non-empty list of turn outputs")
+        size = len(json.dumps(outputs, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        if size > reply_cap:
+            raise _refuse(
+                path, line, qid,
+                f"model_outputs of {size} bytes, over LOFT_MAX_RESPONSE_BYTES ({reply_cap}): no output "
+                "limit gives a reply that long",
+            )  # fmt: skip
         storable = _storable(outputs)
         if storable != outputs:
             summary.surrogates += 1

@@ -129,14 +129,14 @@ def ctes_in_scope(table: exp.Table) -> set[str]:
     return names
 
 
-def too_long(sql: str) -> str:
-    return f"SQL of {len(sql)} characters is over the {MAX_SQL_CHARS}-character limit"
+def too_long(n_chars: int) -> str:
+    return f"SQL of {n_chars} characters is over the {MAX_SQL_CHARS}-character limit"
 
 
 def check_query(sql: str, tables: set[str], dialect: str = "sqlite") -> exp.Expr:
     """Parse and vet one statement; Rejected says why it may not run."""
     if len(sql) > MAX_SQL_CHARS:
-        raise Rejected(too_long(sql))
+        raise Rejected(too_long(len(sql)))
     try:
         trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
     except sqlglot.errors.SqlglotError as exc:
@@ -320,7 +320,7 @@ class Sandbox:
     def run(self, db_id: str, sql: str, dialect: str = "sqlite") -> SandboxResult:
         """Vet, rewrite (SQLite semantics) and run one query; never raises for bad SQL."""
         if len(sql) > MAX_SQL_CHARS:
-            return SandboxResult("rejected", error=too_long(sql))
+            return SandboxResult("rejected", error=too_long(len(sql)))
         request = {
             "op": "run",
             "db_id": db_id,
