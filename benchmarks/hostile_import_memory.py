@@ -5,7 +5,10 @@ file whose every test turn returns one 16 MB string: each result sits just under
 per-query cap, so before the per-file budget (import_sql.FileBudget) a file over SParC's test
 turns took the import and its build past the machine's memory. The reported attack used
 `repeat('x', 16000000)`, which the static check now refuses (not a SQLite function); `printf`
-with a width is one, so it still reaches the engine. It then runs what a
+with a width is one, so it still reaches the engine. `--attack wide-result` returns 4,000,000
+four-byte characters instead (16 MB, which a budget counted in characters took for 4 MB), and
+`--attack long-sql` writes 10 MiB of SQL per turn (over the sandbox's length limit, refused, but
+once held and landed whole: issue 60 item 2). It then runs what a
 user runs in its two steps, `loft import-sql-predictions` then the dbt build its `--build` runs
 (the size's scoring models, then publish), each in a child process, sampling the resident
 memory of its whole process tree (the command and the sandbox workers) every 50 ms. Prints each
@@ -30,7 +33,11 @@ import duckdb
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-HOSTILE_SQL = "SELECT printf('%16000000s', 'x')"
+ATTACKS = {
+    "16mb-result": "SELECT printf('%16000000s', 'x')",
+    "wide-result": "SELECT replace(printf('%4000000s', ''), ' ', '\U0001f600')",
+    "long-sql": "SELECT count(*) FROM singer WHERE " + " OR ".join(["age = 1"] * 1_048_576),
+}
 
 
 def _status(pid: int) -> dict[str, str]:
@@ -86,8 +93,10 @@ def _step(what: str, command: list[str], env: dict[str, str]) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="sparc", choices=("spider", "sparc"))
+    parser.add_argument("--attack", default="16mb-result", choices=list(ATTACKS))
     parser.add_argument("--keep", type=Path, default=None, help="work here and keep it (default: a temp folder)")
     args = parser.parse_args()
+    hostile_sql = ATTACKS[args.attack]
     work = args.keep or Path(tempfile.mkdtemp(prefix="loft-hostile-"))
     work.mkdir(parents=True, exist_ok=True)
     database = work / "loft.duckdb"
@@ -111,11 +120,12 @@ def main() -> None:
             "and turn = 0 order by query_rank"
         ).fetchall()
     predictions = work / "hostile.jsonl"
-    predictions.write_text("".join(json.dumps({"qid": q, "num_turns": n, "sql": [HOSTILE_SQL] * n}) + "\n"
+    predictions.write_text("".join(json.dumps({"qid": q, "num_turns": n, "sql": [hostile_sql] * n}) + "\n"
                                    for q, n in queries))  # fmt: skip
     turns = sum(n for _, n in queries)
     size = predictions.stat().st_size
-    print(f"hostile file: {len(queries)} queries, {turns} turns of {HOSTILE_SQL!r} ({size:,} bytes)")
+    print(f"hostile file ({args.attack}): {len(queries)} queries, {turns} turns of {hostile_sql[:60]!r}... "
+          f"({size:,} bytes)")  # fmt: skip
     command = [str(BIN / "loft"), "import-sql-predictions", str(predictions), "--system", "hostile", "--size", "128k",
                "--dataset", args.dataset, "--imports-dir", str(work / "imports")]  # fmt: skip
     if not _step("import", command, env):
@@ -129,6 +139,7 @@ def main() -> None:
         ).fetchall()
     for note, count in landed:
         print(f"  {count:4d} turn(s): {note}")
+    print(f"warehouse file: {database.stat().st_size / 2**20:,.0f} MiB")
 
 
 if __name__ == "__main__":
