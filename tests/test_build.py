@@ -156,6 +156,8 @@ def test_a_yaml_alias_in_vars_is_refused_before_it_expands(no_dbt: type[NoDbt], 
     with pytest.raises(ConfigurationError, match="a setting is at most 65536"):
         build.build_vars("{limit: 3, note: '" + "x" * 2**16 + "'}")
     assert build.build_vars("{limit: 3, datasets: [retrieval/nq]}") == {"limit": 3, "datasets": ["retrieval/nq"]}
+    with pytest.raises(ConfigurationError, match="--vars is nested too deeply to read"):  # was a RecursionError
+        build.build_vars("{limit: " + "[" * 3000 + "]" * 3000 + "}")
 
 
 def test_the_checked_values_are_what_dbt_gives_the_models(tmp_path: Path) -> None:

@@ -64,3 +64,16 @@ def test_lines_within_agrees_with_splitting_across_blocks(tmp_path: Path) -> Non
         cap = rng.randrange(1, 12)
         expected = max(len(line) for line in content.split(b"\n")) <= cap
         assert lines_within(path, cap, rng.randrange(1, 9)) is expected, (content, cap)
+
+
+def test_json_nested_too_deeply_names_its_file_and_line(tmp_path: Path) -> None:
+    """Issue 60 item 9: Python's JSON reader raised RecursionError, a traceback with no file or line."""
+    deep = "[" * 50_000 + "]" * 50_000
+    lines = tmp_path / "preds.jsonl"
+    lines.write_text('{"qid": "a"}\n{"qid": "b", "model_outputs": ' + deep + "}\n")
+    with pytest.raises(BadInputError, match=r"preds.jsonl:2: JSON nested too deeply to read"):
+        list(read_jsonl(lines, allow_nan=True))
+    whole = tmp_path / "doc.json"
+    whole.write_text(deep)
+    with pytest.raises(BadInputError, match=r"doc.json: JSON nested too deeply to read"):
+        read_json(whole)

@@ -28,6 +28,7 @@ DEFAULT_MAX_MEDIA_BYTES = 64 * 2**20
 DEFAULT_MAX_RESPONSE_BYTES = 4 * 2**20
 DEFAULT_MAX_TEXT_BYTES = 8 * 2**20
 MAX_SETTINGS_BYTES = 64 * 2**10
+TOO_DEEP = "JSON nested too deeply to read (Python's recursion limit)"
 
 
 def _byte_cap(variable: str, default: int) -> int:
@@ -130,6 +131,8 @@ def settings_yaml(text: str, what: str) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigurationError(f"{what} is not YAML: {exc}") from exc
+    except RecursionError as exc:
+        raise ConfigurationError(f"{what} is nested too deeply to read (Python's recursion limit)") from exc
 
 
 class NotJSONError(ValueError):
@@ -159,6 +162,8 @@ def read_jsonl(path: Path, *, allow_nan: bool = False) -> Iterator[tuple[int, di
             raise BadInputError(path, line_no, f"malformed JSON ({exc.msg})") from exc
         except NotJSONError as exc:
             raise BadInputError(path, line_no, f"malformed JSON ({exc})") from exc
+        except RecursionError as exc:
+            raise BadInputError(path, line_no, TOO_DEEP) from exc
         if not isinstance(record, dict):
             raise BadInputError(path, line_no, "expected a JSON object")
         yield line_no, record
@@ -173,6 +178,8 @@ def read_json(path: Path) -> Any:
         raise BadInputError(path, exc.lineno, f"malformed JSON ({exc.msg})") from exc
     except NotJSONError as exc:
         raise BadInputError(path, None, f"malformed JSON ({exc})") from exc
+    except RecursionError as exc:
+        raise BadInputError(path, None, TOO_DEEP) from exc
 
 
 def require(record: dict[str, Any], keys: tuple[str, ...], path: Path, row: int) -> None:
