@@ -25,6 +25,10 @@ class CostLimitError(RuntimeError):
     """The estimated cost of the calls still to make is above max_cost_usd."""
 
 
+class OutOfSpaceError(RuntimeError):
+    """The disk holding a durable file is full; the message says what was kept and what to do."""
+
+
 class DataQualityError(RuntimeError):
     """A data-quality suite failed on a built table; the message lists every failure."""
 

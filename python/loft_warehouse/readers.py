@@ -31,7 +31,7 @@ MAX_SETTINGS_BYTES = 64 * 2**10
 TOO_DEEP = "JSON nested too deeply to read (Python's recursion limit)"
 
 
-def _byte_cap(variable: str, default: int) -> int:
+def byte_cap(variable: str, default: int) -> int:
     value = os.environ.get(variable, "").strip()
     if not value:
         return default
@@ -46,25 +46,25 @@ def _byte_cap(variable: str, default: int) -> int:
 
 def max_line_bytes() -> int:
     """The longest line a reader accepts ($LOFT_MAX_LINE_BYTES)."""
-    return _byte_cap("LOFT_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES)
+    return byte_cap("LOFT_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES)
 
 
 def max_media_bytes() -> int:
     """The largest media file a release may name ($LOFT_MAX_MEDIA_BYTES)."""
-    return _byte_cap("LOFT_MAX_MEDIA_BYTES", DEFAULT_MAX_MEDIA_BYTES)
+    return byte_cap("LOFT_MAX_MEDIA_BYTES", DEFAULT_MAX_MEDIA_BYTES)
 
 
 def max_text_bytes() -> int:
     """The longest passage, title or query turn ($LOFT_MAX_TEXT_BYTES): 8 MiB is some twice the
     text a 1m context holds, so a longer one could never be shown whole."""
-    return _byte_cap("LOFT_MAX_TEXT_BYTES", DEFAULT_MAX_TEXT_BYTES)
+    return byte_cap("LOFT_MAX_TEXT_BYTES", DEFAULT_MAX_TEXT_BYTES)
 
 
 def max_response_bytes() -> int:
     """The most text one model reply may carry, answer and thinking together
     ($LOFT_MAX_RESPONSE_BYTES): 4 MiB is some 20 times the longest output any configured model
     may give."""
-    return _byte_cap("LOFT_MAX_RESPONSE_BYTES", DEFAULT_MAX_RESPONSE_BYTES)
+    return byte_cap("LOFT_MAX_RESPONSE_BYTES", DEFAULT_MAX_RESPONSE_BYTES)
 
 
 def decode_utf8(raw: bytes, path: Path, line_no: int = 1) -> str:

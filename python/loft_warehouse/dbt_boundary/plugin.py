@@ -28,7 +28,7 @@ from duckdb import DuckDBPyConnection
 from loft_warehouse import current_build, interrupts, settings
 from loft_warehouse.dbt_boundary.preflight import preflight
 from loft_warehouse.dbt_boundary.publish import begin_build, publish, restore_unpublished
-from loft_warehouse.errors import BadInputError, ConfigurationError, CostLimitError, DataQualityError
+from loft_warehouse.errors import BadInputError, ConfigurationError, CostLimitError, DataQualityError, OutOfSpaceError
 from loft_warehouse.scoring.duckdb_functions import register, register_sql_macros
 
 # What the on-run-start and on-run-end hooks call: two text arguments, one line of text back.
@@ -39,7 +39,14 @@ HOOK_FUNCTIONS = {
     "loft_build_started": current_build.started,
     "loft_hold_results": current_build.hold_results,
 }
-SAID_IN_ONE_LINE = (BadInputError, ConfigurationError, CostLimitError, DataQualityError, interrupts.Interrupted)
+SAID_IN_ONE_LINE = (
+    BadInputError,
+    ConfigurationError,
+    CostLimitError,
+    DataQualityError,
+    OutOfSpaceError,
+    interrupts.Interrupted,
+)
 
 
 def _report_in_one_line(run_python_job: Any) -> Any:

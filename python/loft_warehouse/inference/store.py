@@ -12,6 +12,12 @@ like any other.
 The store is checked at open (SQLite's quick_check): a damaged file stops the run in one line
 before anything is sent, where a page overwritten in its middle went unnoticed until a read.
 
+A full disk loses no paid response: each open store sets aside a reserve file beside it
+($LOFT_STORE_RESERVE_BYTES, default 8 MiB; an open with no room for it sends nothing). When a
+commit finds the disk full, the reserve is given back and the commit made again, and from then
+on every put stores its row and raises OutOfSpaceError, so the run sends nothing new while the
+calls already out are stored as they return.
+
 One store, one payer: before a paid request is sent, its key is claimed in `leases` (owner,
 expiry, renewed while the owner lives). Another build sharing the store waits for that key's
 response instead of sending it too; a lease whose owner died (same host, pid gone) or that
@@ -32,7 +38,8 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 
-from loft_warehouse.errors import ConfigurationError
+from loft_warehouse.errors import ConfigurationError, OutOfSpaceError
+from loft_warehouse.readers import byte_cap
 from loft_warehouse.settings import PROJECT_ROOT
 
 DEFAULT_STORE = PROJECT_ROOT / ".response_store" / "responses.sqlite"
@@ -45,6 +52,7 @@ BATCH_PENDING = "batch_pending"
 # a request the server refused (status error, finish_reason REJECTED) unless retry_errors is set.
 FINAL_STATUSES = ("ok", "blocked")
 REJECTED = "rejected"
+DEFAULT_RESERVE_BYTES = 8 * 2**20
 LEASE_TTL_S = 120.0
 LEASE_RENEW_S = 30.0
 HOST = socket.gethostname()
@@ -221,17 +229,54 @@ class ResponseStore:
             "CREATE TABLE IF NOT EXISTS batch_requests (batch_id TEXT NOT NULL, request_key TEXT NOT NULL, "
             "row_json TEXT NOT NULL, PRIMARY KEY (batch_id, request_key))"
         )
+        self.out_of_space = False  # a commit found the disk full and spent the reserve
+        self._kept_in_reserve = 0
+        self._reserve = self.path.with_name(f"{self.path.name}.reserve.{HOST}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+        self._set_aside_reserve()
+
+    def _set_aside_reserve(self) -> None:
+        """Sweep the reserves of dead owners, then claim this store's own (see the module docstring)."""
+        for stale in self.path.parent.glob(f"{self.path.name}.reserve.{HOST}.*"):
+            if not _owner_alive(f"{HOST}:{stale.name.split('.')[-2]}"):
+                stale.unlink(missing_ok=True)
+        size = byte_cap("LOFT_STORE_RESERVE_BYTES", DEFAULT_RESERVE_BYTES)
+        try:
+            descriptor = os.open(self._reserve, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.posix_fallocate(descriptor, 0, size)
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
+        except OSError as exc:
+            self._reserve.unlink(missing_ok=True)
+            self._con.close()
+            raise OutOfSpaceError(
+                f"response store {self.path}: no room for its reserve of {size} bytes ({exc.strerror}); "
+                "nothing was sent: free some space (or set LOFT_STORE_RESERVE_BYTES)"
+            ) from exc
+
+    def _refuse_more(self) -> OutOfSpaceError:
+        return OutOfSpaceError(
+            f"response store {self.path}: the disk is full; every response returned so far is stored "
+            f"({self._kept_in_reserve} in the space its reserve gave back) and nothing more is sent: "
+            f"free space on {self.path.parent} and rerun, stored responses are not sent again"
+        )
 
     def close(self) -> None:
-        """Give up this store's leases and close (everything put() returned from is on disk)."""
+        """Give up this store's leases and reserve, and close (everything put() stored is on disk)."""
         self._closing.set()
         if self._heartbeat is not None:
             self._heartbeat.join()
         with self._lock:
             if self._held:
-                self._con.execute("DELETE FROM leases WHERE owner = ?", [self.owner])
+                try:
+                    self._con.execute("DELETE FROM leases WHERE owner = ?", [self.owner])
+                except sqlite3.OperationalError as exc:
+                    if not _is_full(exc):
+                        raise  # on a full disk the leases are left to lapse with this process
                 self._held.clear()
             self._con.close()
+        self._reserve.unlink(missing_ok=True)
 
     def claim(self, key: str, retry_errors: bool = False) -> tuple[str, StoredResponse | None]:
         """('stored', row) when a final response is there; ('busy', None) while another live
@@ -250,9 +295,11 @@ class ResponseStore:
                     return "busy", None
                 self._take_lease(key)
                 self._con.execute("COMMIT")
-            except BaseException:
+            except BaseException as exc:
                 if self._con.in_transaction:
                     self._con.execute("ROLLBACK")
+                if _is_full(exc):
+                    raise self._refuse_more() from exc
                 raise
         return "mine", None
 
@@ -316,18 +363,28 @@ class ResponseStore:
         item.done.wait()
         if item.error is not None:
             raise item.error
+        if self.out_of_space:
+            raise self._refuse_more()
 
     def _commit(self, batch: list[_Pending]) -> None:
         error: BaseException | None = None
         with self._lock:
-            try:
-                self._con.execute("BEGIN IMMEDIATE")
-                self._con.executemany(_UPSERT, [item.values for item in batch])
-                self._con.execute("COMMIT")
-            except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller
-                error = exc
-                if self._con.in_transaction:
-                    self._con.execute("ROLLBACK")
+            for attempt in (1, 2):
+                try:
+                    self._con.execute("BEGIN IMMEDIATE")
+                    self._con.executemany(_UPSERT, [item.values for item in batch])
+                    self._con.execute("COMMIT")
+                    error = None
+                    self._kept_in_reserve += len(batch) if self.out_of_space else 0
+                    break
+                except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller
+                    error = exc
+                    if self._con.in_transaction:
+                        self._con.execute("ROLLBACK")
+                    if attempt == 2 or not _is_full(exc) or self.out_of_space:
+                        break
+                    self.out_of_space = True
+                    self._reserve.unlink()
         for item in batch:
             item.error = error
             item.done.set()
@@ -480,6 +537,11 @@ def _is_final(response: StoredResponse, retry_errors: bool) -> bool:
     return response.status in FINAL_STATUSES or (
         not retry_errors and response.status == "error" and response.finish_reason == REJECTED
     )
+
+
+def _is_full(exc: BaseException) -> bool:
+    """Whether SQLite failed for want of disk space (SQLITE_FULL)."""
+    return isinstance(exc, sqlite3.OperationalError) and getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
 
 
 def _owner_alive(owner: str) -> bool:
