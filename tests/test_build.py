@@ -281,3 +281,35 @@ def test_a_second_build_while_one_writes_is_one_line(
     )
     assert no_dbt.started == []
     assert main(["build", "--select", "loft_32k"]) == 0 and len(no_dbt.started) == 1
+
+
+@pytest.fixture
+def read_only_folder(tmp_path: Path):
+    """A folder this process cannot write in: without write permission, or (as root, whom
+    permissions do not stop) a read-only tmpfs."""
+    folder = tmp_path / "published"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+        return
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(folder)], check=False).returncode:
+        pytest.skip("running as root and cannot mount a read-only tmpfs")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_a_warehouse_in_a_folder_that_cannot_be_written_is_one_line(
+    read_only_folder: Path, no_dbt: type[NoDbt], capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 60 item 9: DuckDB's IO error on the working file was a traceback from dbt's pool."""
+    monkeypatch.setenv("LOFT_DUCKDB_PATH", str(read_only_folder / "loft.duckdb"))
+    assert main(["build", "--select", "loft_32k"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"loft build: cannot write in {read_only_folder} (")
+    assert "point LOFT_DUCKDB_PATH at a folder you can write" in err
+    assert no_dbt.started == []

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -119,8 +120,17 @@ def working_file(published: Path, environ: Mapping[str, str]) -> Path:
 
 
 def refuse_a_second_writer(working: Path) -> None:
-    """Before a build starts: one line when another process writes its working file, where
-    DuckDB's lock error reached the user as a traceback from dbt's connection pool."""
+    """Before a build starts: one line when its working file's folder cannot be written or
+    another process writes that file, where DuckDB's open or lock error reached the user as a
+    traceback from dbt's connection pool."""
+    try:
+        with tempfile.TemporaryFile(dir=working.parent):
+            pass
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot write in {working.parent} ({exc.strerror}): a build writes {working.name} there, beside "
+            "the published file; point LOFT_DUCKDB_PATH at a folder you can write"
+        ) from exc
     if _written_by_another_process(working):
         raise ConfigurationError(
             f"another process is writing {working} (a build still running?); wait for it to end or stop it"
