@@ -66,7 +66,7 @@ def _tree(root: int) -> list[int]:
     return tree
 
 
-def _run_sampled(command: list[str], env: dict[str, str]) -> tuple[int, float, int, int, str]:
+def run_sampled(command: list[str], env: dict[str, str]) -> tuple[int, float, int, int, str]:
     """rc, wall seconds, peak tree RSS (KiB, sampled), the command's own VmHWM (KiB), output."""
     started = time.monotonic()
     with tempfile.TemporaryFile("w+") as output:
@@ -82,7 +82,7 @@ def _run_sampled(command: list[str], env: dict[str, str]) -> tuple[int, float, i
 
 def _step(what: str, command: list[str], env: dict[str, str]) -> bool:
     """Run one step sampled, print its figures (and its output's tail if it failed); whether it passed."""
-    rc, wall, tree, own, output = _run_sampled(command, env)
+    rc, wall, tree, own, output = run_sampled(command, env)
     print(f"{what}: rc {rc}, {wall:.0f} s, peak tree RSS {tree / 1024:,.0f} MiB (sampled every 50 ms), "
           f"the command's own peak {own / 1024:,.0f} MiB")  # fmt: skip
     if rc != 0:
