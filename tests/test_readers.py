@@ -77,3 +77,11 @@ def test_json_nested_too_deeply_names_its_file_and_line(tmp_path: Path) -> None:
     whole.write_text(deep)
     with pytest.raises(BadInputError, match=r"doc.json: JSON nested too deeply to read"):
         read_json(whole)
+
+
+def test_lines_end_where_python_text_files_end_them(tmp_path: Path) -> None:
+    """Issue 60 item 8: LOFT iterates open(path), so a lone CR ends a line as LF and CRLF do,
+    and a U+2028 inside a string does not; a CR-only file was one line ('Extra data')."""
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b'{"a": 1}\r{"a": 2}\r\n{"a": 3}\n\r{"a": "x\xe2\x80\xa8y"}\r')
+    assert list(read_jsonl(path)) == [(1, {"a": 1}), (2, {"a": 2}), (3, {"a": 3}), (5, {"a": "x\u2028y"})]

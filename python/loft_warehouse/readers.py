@@ -98,17 +98,21 @@ def lines_within(path: Path, cap: int, block_bytes: int = 8 * 2**20) -> bool:
 
 
 def read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield (1-based line number, text) of a text or .gz file, checked as the module says."""
+    """Yield (1-based line number, text) of a text or .gz file, checked as the module says.
+    Lines end as Python's text files end them, and so as LOFT's readers see them: at "\n", "\r\n"
+    or a lone "\r" (a file written with CR line endings is one line per record, as there)."""
     cap = max_line_bytes()
     opener = gzip.open if path.suffix == ".gz" else open
     line_no = 0
     try:
         with opener(path, "rb") as handle:
             while raw := handle.readline(cap + 1):
-                line_no += 1
                 if len(raw) > cap and not (len(raw) == cap + 1 and raw.endswith(b"\n")):
-                    raise BadInputError(path, line_no, f"line longer than {cap} bytes (LOFT_MAX_LINE_BYTES)")
-                yield line_no, decode_utf8(raw, path, line_no)
+                    raise BadInputError(path, line_no + 1, f"line longer than {cap} bytes (LOFT_MAX_LINE_BYTES)")
+                pieces = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").splitlines() if b"\r" in raw else [raw]
+                for piece in pieces:
+                    line_no += 1
+                    yield line_no, decode_utf8(piece, path, line_no)
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise BadInputError(path, line_no + 1, f"truncated or corrupt gzip data ({exc})") from exc
 

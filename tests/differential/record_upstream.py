@@ -26,10 +26,17 @@ from pathlib import Path
 CASES = Path(__file__).resolve().parent / "cases"
 
 
+def _lines(path: Path) -> list[str]:
+    """The file's non-blank lines as LOFT's `open(path)` iterates them (universal newlines: a lone
+    CR ends a line, a U+2028 inside a string does not)."""
+    with path.open(encoding="utf-8") as handle:
+        return [line for line in handle if line.strip()]
+
+
 def _answers(path: Path) -> list[dict]:
     if path.suffix == ".json":
         return json.loads(path.read_text(encoding="utf-8"))
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in _lines(path)]
 
 
 def record(case: Path, loft: Path) -> dict:
@@ -44,10 +51,9 @@ def record(case: Path, loft: Path) -> dict:
     task.metrics.clear()
     answer_file = next(p for p in case.iterdir() if p.name.startswith("queries."))
     predictions = {}
-    for line in (case / "preds.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            record_ = json.loads(line)
-            predictions[record_["qid"]] = record_
+    for line in _lines(case / "preds.jsonl"):
+        record_ = json.loads(line)
+        predictions[record_["qid"]] = record_
     rows, unanswered = [], 0
     for index, blob in enumerate(_answers(answer_file)):
         qid = blob.get("qid", str(index))
