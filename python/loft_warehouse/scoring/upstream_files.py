@@ -6,6 +6,7 @@ Under the upstream semantics a prediction file means what it means to LOFT's eva
 - lines whose qid is not a query of the answer set are ignored (stray);
 - outputs beyond a line's num_turns are ignored (truncated); multi_value_rag reads only the first;
 - a turn given as a string is iterated character by character (LOFT scores list(text));
+- num_turns true is 1 (a bool is an int to Python: range(True) is one turn);
 - num_turns below the query's turn count scores only those turns; with num_turns 1 the evaluator
   reads the whole gold as that turn's (retrieval: the pids of every turn; SQL: the list of every
   turn's rows), which the landed row carries as gold_loft; a line the evaluator itself fails
@@ -269,6 +270,9 @@ def prediction_rows(
         if not isinstance(record["qid"], str) and qid in known:
             raise _refuse(path, line, qid, _typed_qid(record["qid"]))
         n_turns, outputs = record["num_turns"], record["model_outputs"]
+        if n_turns is True:  # LOFT's range(num_turns) and num_turns == 1 read true as 1
+            n_turns = 1
+            record = {**record, "num_turns": 1}
         if not isinstance(n_turns, int) or isinstance(n_turns, bool) or n_turns < 1:
             raise BadInputError(path, line, f"num_turns must be a positive integer, got {n_turns!r}")
         if not isinstance(outputs, list) or not outputs:
