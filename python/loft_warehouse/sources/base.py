@@ -6,6 +6,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+# LOFT's loader (utils.load_data_from_file) deletes these from every title and passage it reads,
+# after stripping them, so its prompts never show them.
+LOFT_DELETED_PHRASES = ("childhood abuse",)
+
+
+def as_loft_loads(text: str) -> str:
+    """A title or passage of a release file as LOFT's loader hands it to its prompts: stripped,
+    then with LOFT_DELETED_PHRASES removed (what is left around them is kept, spaces and all)."""
+    text = text.strip()
+    for phrase in LOFT_DELETED_PHRASES:
+        text = text.replace(phrase, "")
+    return text
+
 
 @dataclass
 class Document:

@@ -34,7 +34,7 @@ from PIL import Image, UnidentifiedImageError
 
 from loft_warehouse.errors import BadInputError
 from loft_warehouse.readers import max_media_bytes, read_jsonl, require
-from loft_warehouse.sources.base import Document, Query, SourceData
+from loft_warehouse.sources.base import Document, Query, SourceData, as_loft_loads
 from loft_warehouse.sources.loft_release import EVALUATED_SPLIT, check_corpus_row, pid_list, query_files, typed_field
 
 IMAGE_JPEG = "image/jpeg"
@@ -175,7 +175,7 @@ def _path_list(metadata: dict[str, Any], field: str, where: Path, row: int) -> l
 def _document(record: dict[str, Any], reader: _MediaReader, path: Path, row: int) -> Document:
     check_corpus_row(record, path, row)
     metadata = record.get("metadata") or {}
-    text = record["passage_text"].strip()
+    text = as_loft_loads(record["passage_text"])
     media: list[str] = []
     if "audio_path" in metadata:
         if not text:
@@ -184,7 +184,7 @@ def _document(record: dict[str, Any], reader: _MediaReader, path: Path, row: int
         media.extend(reader.read(name, IMAGE_JPEG, path, row) for name in _path_list(metadata, "img_path", path, row))
     return Document(
         pid=record["pid"],
-        title=(record.get("title_text") or "").strip(),
+        title=as_loft_loads(record.get("title_text") or ""),
         text=text,
         source_file=str(path),
         source_row=row,

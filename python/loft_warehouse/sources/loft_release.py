@@ -13,7 +13,7 @@ from typing import Any
 from loft_warehouse.errors import BadInputError
 from loft_warehouse.readers import read_json, read_jsonl, require
 from loft_warehouse.registry import ID_TASKS
-from loft_warehouse.sources.base import Document, Query, SourceData
+from loft_warehouse.sources.base import Document, Query, SourceData, as_loft_loads
 
 SPLITS = ("few_shot", "dev", "test")
 # The split LOFT scores: an empty file for it is refused (an empty dev or few-shot file builds
@@ -213,8 +213,8 @@ def load(task: str, folder: Path, splits: tuple[str, ...] | None = None) -> Sour
         documents.append(
             Document(
                 pid=str(record["pid"]),
-                title=str(record.get("title_text") or "").strip(),
-                text=str(record["passage_text"]).strip(),
+                title=as_loft_loads(str(record.get("title_text") or "")),
+                text=as_loft_loads(str(record["passage_text"])),
                 corpus_id=metadata.get("db_id") if task == "sql" else None,
                 source_file=str(corpus_path),
                 source_row=row,
