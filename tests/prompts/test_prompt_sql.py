@@ -24,6 +24,9 @@ CONCERT = "concert_id,year\n1,2014"
 TABLES = [("singer", SINGER), ("concert", CONCERT)]
 
 
+DATABASE_TABLES = {"concert_singer": ["concert_singer.singer", "concert_singer.concert"], "pets_1": ["pets_1.pets"]}
+
+
 def corpus() -> pl.DataFrame:
     rows = [
         ("spider", "concert_singer", 0, "concert_singer.singer", "singer", SINGER),
@@ -70,7 +73,7 @@ def queries() -> pl.DataFrame:
                 "n_turns": n,
                 "query_text": text,
                 "gold": json.dumps(g),
-                "gold_pids": [],
+                "gold_pids": DATABASE_TABLES[c],  # the candidate tables: every table, as raw Spider has them
                 "query_rank": i,
             }
             for i, (d, c, s, q, t, n, text, g) in enumerate(rows)

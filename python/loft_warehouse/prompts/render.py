@@ -315,10 +315,10 @@ def render_icl(collection: Collection, variant: Variant) -> Rendered:
 
 def _sql_tables(collection: Collection, query: Query) -> list[tuple[str, str]]:
     """The tables a SQL query shows: its candidate tables (gold_pids) in their order, as LOFT
-    takes metadata.candidate_pids; every table of the database when it names none."""
+    takes metadata.candidate_pids (none when it names none; staging has checked that each is a
+    table of the query's database)."""
     by_pid = {doc.pid: doc for doc in collection.docs}
-    pids = [pid for pid in query.turns[0].gold_pids if pid in by_pid] or list(by_pid)
-    return [(by_pid[pid].title or "", by_pid[pid].text) for pid in pids]
+    return [(by_pid[pid].title or "", by_pid[pid].text) for pid in query.turns[0].gold_pids]
 
 
 def render_sql(collection: Collection) -> Rendered:

@@ -33,9 +33,8 @@ def _key(dataset: str) -> str:
 
 
 def tables_text(tables: Sequence[tuple[str, str]]) -> str:
-    """`Table: name` + CSV for each (name, csv) in order, a blank line between tables."""
-    if not tables:
-        raise ValueError("a SQL prompt needs at least one table")
+    """`Table: name` + CSV for each (name, csv) in order, a blank line between tables (none for
+    a query naming no candidate table, as LOFT renders it)."""
     table = loft_prompts()["sql"]["corpus_format"][FAMILY_DEFAULT]
     return "\n\n".join(table.format(title=name, passage=csv) for name, csv in tables)
 

@@ -101,7 +101,8 @@ def query_from_record(task: str, record: dict[str, Any], split: str, path: Path,
     answers = record["answers"] if per_turn else [record["answers"]]
     if not isinstance(answers, list) or len(answers) != len(turns):
         raise BadInputError(path, row, f"qid {qid!r}: {len(turns)} turns but answers {record['answers']!r}")
-    turns = [str(t).strip() for t in turns]
+    # LOFT's loader strips a single-turn query's text only (a multi-turn one is a list, kept as is).
+    turns = [str(t) for t in turns] if _is_multi_turn(record) else [str(turns[0]).strip()]
     query = Query(
         qid=qid,
         turns=turns,
