@@ -136,7 +136,8 @@ def _python_strs(item_texts: str) -> str:
 def _connect(path: Path, fields: dict[str, str], allow_nan: bool, line_cap: int) -> duckdb.DuckDBPyConnection | None:
     """A connection holding the file's non-blank lines as `records` (line, text, and each field:
     the JSON at its path, parsed once), or None when the file is not one the fast path reads
-    (gzip, not UTF-8, a line over line_cap, a carriage return that ends a line, malformed JSON, a
+    (gzip, not UTF-8, a line over line_cap, a carriage return that ends a line, the words
+    candidate_path (a retrieval line may name one, which the Python reader refuses), malformed JSON, a
     repeated key at the top or under `metadata`, a surrogate escape, and without allow_nan a NaN
     or Infinity, which DuckDB reads and readers.loads refuses; a string holding those words also
     declines). A line that is not an object has no fields, which the callers' checks refuse."""
@@ -160,7 +161,7 @@ def _connect(path: Path, fields: dict[str, str], allow_nan: bool, line_cap: int)
             select
                 line, text, {extracted},
                 (contains(text, '\\u') and regexp_matches(text, $awkward))
-                    or contains(rtrim(text, chr(13)), chr(13))
+                    or contains(rtrim(text, chr(13)), chr(13)) or contains(text, 'candidate_path')
                     or len(keys) <> len(list_distinct(keys)) or len(meta_keys) <> len(list_distinct(meta_keys))
                     or (not $allow_nan and regexp_matches(text, 'NaN|Infinity'))
                     as is_odd

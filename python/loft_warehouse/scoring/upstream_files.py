@@ -7,6 +7,7 @@ Under the upstream semantics a prediction file means what it means to LOFT's eva
 - outputs beyond a line's num_turns are ignored (truncated); multi_value_rag reads only the first;
 - a turn given as a string is iterated character by character (LOFT scores list(text));
 - num_turns true is 1 (a bool is an int to Python: range(True) is one turn);
+- a retrieval line whose metadata names a candidate_path (LOFT then scores document texts) is refused;
 - num_turns below the query's turn count scores only those turns; with num_turns 1 the evaluator
   reads the whole gold as that turn's (retrieval: the pids of every turn; SQL: the list of every
   turn's rows), which the landed row carries as gold_loft; a line the evaluator itself fails
@@ -301,6 +302,14 @@ def prediction_rows(
                 raise _refuse(path, line, qid, "not a query of this dataset and split (--strict-input)")
             summary.stray += 1
             continue
+        metadata = record.get("metadata")
+        if task in ID_TASKS and isinstance(metadata, dict) and "candidate_path" in metadata:
+            raise _refuse(
+                path, line, qid,
+                "metadata.candidate_path: LOFT's evaluator then compares the texts of that corpus file's "
+                "documents (and fails when it is missing or null), the warehouse compares pids; drop it, "
+                "mapping each ID to one pid per text first if texts repeat",
+            )  # fmt: skip
         n_turns, outputs = record["num_turns"], record["model_outputs"]
         expected = len(query.golds)
         scored = 1 if multi_answer else n_turns
