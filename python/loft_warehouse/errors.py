@@ -13,6 +13,7 @@ class BadInputError(ValueError):
     def __init__(self, path: str | Path, row: int | str | None, message: str) -> None:
         self.path = str(path)
         self.row = row
+        self.message = message
         where = f"{self.path}:{row}" if row is not None else self.path
         super().__init__(f"{where}: {message}")
 

@@ -153,24 +153,35 @@ def loads(text: str) -> Any:
     return json.loads(text, parse_constant=_refuse_constant)
 
 
-def read_jsonl(path: Path, *, allow_nan: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (1-based line number, object) for each non-blank line; a bad line raises.
-    allow_nan reads NaN and Infinity as Python does (a model's outputs, which LOFT's evaluator
-    reads so); data and gold refuse them."""
+def read_jsonl(
+    path: Path, *, allow_nan: bool = False, refused: list[BadInputError] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (1-based line number, object) for each non-blank line; a bad line raises, or with
+    `refused` is added to it and skipped. allow_nan reads NaN and Infinity as Python does (a
+    model's outputs, which LOFT's evaluator reads so); data and gold refuse them."""
     for line_no, line in read_lines(path):
         if not line.strip():
             continue
         try:
-            record = json.loads(line) if allow_nan else loads(line)
-        except json.JSONDecodeError as exc:
-            raise BadInputError(path, line_no, f"malformed JSON ({exc.msg})") from exc
-        except NotJSONError as exc:
-            raise BadInputError(path, line_no, f"malformed JSON ({exc})") from exc
-        except RecursionError as exc:
-            raise BadInputError(path, line_no, TOO_DEEP) from exc
-        if not isinstance(record, dict):
-            raise BadInputError(path, line_no, "expected a JSON object")
-        yield line_no, record
+            yield line_no, _json_object(line, allow_nan, path, line_no)
+        except BadInputError as exc:
+            if refused is None:
+                raise
+            refused.append(exc)
+
+
+def _json_object(line: str, allow_nan: bool, path: Path, line_no: int) -> dict[str, Any]:
+    try:
+        record = json.loads(line) if allow_nan else loads(line)
+    except json.JSONDecodeError as exc:
+        raise BadInputError(path, line_no, f"malformed JSON ({exc.msg})") from exc
+    except NotJSONError as exc:
+        raise BadInputError(path, line_no, f"malformed JSON ({exc})") from exc
+    except RecursionError as exc:
+        raise BadInputError(path, line_no, TOO_DEEP) from exc
+    if not isinstance(record, dict):
+        raise BadInputError(path, line_no, "expected a JSON object")
+    return record
 
 
 def read_json(path: Path) -> Any:

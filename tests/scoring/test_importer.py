@@ -97,6 +97,30 @@ def test_malformed_lines_name_file_and_line(tmp_path: Path, bad: object, message
         _land(tmp_path, [line("t1", [["a"]]), bad])
 
 
+def test_every_refused_line_is_named_and_the_rest_can_be_scored(tmp_path: Path) -> None:
+    """Issue 60 item 8: one bad line refused the whole file, naming only itself (283 SQL queries
+    went unscored until it was found and removed by hand)."""
+    lines = [
+        line("t1", [["doc1"]]),
+        "{not json",
+        {"qid": "t2", "num_turns": 2, "model_outputs": [["doc2"]]},
+        line("t3", [["doc3"]]),
+        {"qid": "t3", "num_turns": 1},
+    ]
+    with pytest.raises(BadInputError) as refused:
+        _land(tmp_path, lines)
+    assert str(refused.value) == (
+        f"{tmp_path / 'preds.jsonl'}:2: malformed JSON (Expecting property name enclosed in double quotes); "
+        "2 more line(s) refused (3, 5); "
+        "--score-the-rest scores the other lines as if the refused ones were not in the file"
+    )
+    target, summary = _land(tmp_path, lines, score_the_rest=True)
+    landed = pl.read_parquet(target).sort("qid")
+    assert landed.select("qid", "import_line").rows() == [("t1", 1), ("t3", 4)]
+    assert (summary.refused, summary.unanswered) == (3, 1)
+    assert summary.line(Path("preds.jsonl")).endswith(", 3 refused line(s) left out (--score-the-rest)")
+
+
 def test_empty_file_and_bad_names_are_rejected(tmp_path: Path) -> None:
     with pytest.raises(BadInputError, match="no prediction in the file answers"):
         _land(tmp_path, [])

@@ -210,6 +210,7 @@ def land(
     directory: Path | None = None,
     strict_input: bool = False,
     raw_generations: bool = False,
+    score_the_rest: bool = False,
 ) -> tuple[Path, Summary]:
     """Read a prediction file against one dataset split's queries (SCORED_QUERY_SCHEMA) with the
     upstream semantics and land it as parquet (re-importing replaces it)."""
@@ -218,8 +219,9 @@ def land(
     if queries.lazy().select(pl.col("is_multi_answer").any()).collect().item():
         task_type = "multi_value_rag"
     rows, summary = prediction_rows(
-        path.resolve(), queries, task_type=task_type, strict_input=strict_input, raw_generations=raw_generations
-    )
+        path.resolve(), queries, task_type=task_type, strict_input=strict_input, raw_generations=raw_generations,
+        score_the_rest=score_the_rest,
+    )  # fmt: skip
     frame = rows.with_columns(
         system=pl.lit(system), task=pl.lit(task), dataset=pl.lit(dataset), variant=pl.lit(variant), split=pl.lit(split)
     )
@@ -239,6 +241,7 @@ def land_with_answer_file(
     directory: Path | None = None,
     strict_input: bool = False,
     raw_generations: bool = False,
+    score_the_rest: bool = False,
 ) -> tuple[Path, Path, Summary]:
     """Land a prediction file with LOFT's answer file for it: (landed predictions, landed
     queries, summary). The answer file's queries are written first under a name the models do
@@ -253,7 +256,8 @@ def land_with_answer_file(
         write_answer_queries(answers, task_type, dataset, split, staged)
         landed, summary = land(path, pl.scan_parquet(staged), system=system, size=size, task_type=task_type,
                                dataset=dataset, split=split, variant=variant, directory=directory,
-                               strict_input=strict_input, raw_generations=raw_generations)  # fmt: skip
+                               strict_input=strict_input, raw_generations=raw_generations,
+                               score_the_rest=score_the_rest)  # fmt: skip
     return landed, target, summary
 
 
@@ -534,6 +538,7 @@ def _land_from_args(args: argparse.Namespace) -> Path:
         "directory": directory,
         "strict_input": args.strict_input,
         "raw_generations": args.raw_generations,
+        "score_the_rest": args.score_the_rest,
     }
     if args.queries:
         if (task, args.dataset) in _built_datasets(database, args.size):
@@ -568,6 +573,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--dataset", required=True, help="warehouse dataset, e.g. arguana or retrieval/arguana")
     parser.add_argument("--queries", default=None, help="LOFT's answer file for these predictions (no build needed)")
     parser.add_argument("--strict-input", action="store_true", help="refuse what LOFT's evaluator silently resolves")
+    parser.add_argument(
+        "--score-the-rest",
+        action="store_true",
+        help="score the lines that are not refused, as if the refused ones were not in the file (each is named)",
+    )
     parser.add_argument(
         "--raw-generations", action="store_true", help="string turns are raw generations to parse, not answer text"
     )

@@ -153,9 +153,12 @@ class Summary:
     fewer_turns: int = 0
     unanswered: int = 0
     surrogates: int = 0
+    refused: int = 0
 
     def line(self, path: Path) -> str:
         stored = f", {self.surrogates} line(s) with a lone surrogate (kept as U+FFFD)" if self.surrogates else ""
+        if self.refused:
+            stored += f", {self.refused} refused line(s) left out (--score-the-rest)"
         return (
             f"{path.name}: {self.lines} lines; {self.duplicates} duplicate qid line(s) (the last wins), "
             f"{self.stray} stray qid line(s) (ignored), {self.truncated} line(s) with outputs beyond "
@@ -218,6 +221,22 @@ def _refuse(path: Path, line: int, qid: str, message: str) -> BadInputError:
     return BadInputError(path, line, f"qid {qid!r}: {message}")
 
 
+def _refused_lines(path: Path, refused: list[BadInputError]) -> BadInputError:
+    """One error for every refused line of a file: the first as it was said, the others by line."""
+    first, *others = sorted(refused, key=lambda exc: exc.row if isinstance(exc.row, int) else 0)
+    rest = (
+        f"; {len(others)} more line(s) refused ({', '.join(str(exc.row) for exc in others[:20])}"
+        f"{', ...' if len(others) > 20 else ''})"
+        if others
+        else ""
+    )
+    return BadInputError(
+        path,
+        first.row,
+        f"{first.message}{rest}; --score-the-rest scores the other lines as if the refused ones were not in the file",
+    )
+
+
 def _whole_gold(task: str, golds: list[Any], path: Path, line: int, qid: str) -> str | None:
     """The gold LOFT's evaluator reads for a one-turn line of a multi-turn query (JSON), or None
     where it reads the query's own turn-0 gold."""
@@ -247,6 +266,7 @@ def prediction_rows(
     task_type: str,
     strict_input: bool = False,
     raw_generations: bool = False,
+    score_the_rest: bool = False,
 ) -> tuple[pl.DataFrame, Summary]:
     """The scored turns of a prediction file against one dataset split's queries
     (bulk_files.PREDICTION_SCHEMA), with what the upstream semantics did (see the module
@@ -264,8 +284,9 @@ def prediction_rows(
     summary = Summary()
     reply_cap = max_response_bytes()
     chosen: dict[str, tuple[int, dict[str, Any]]] = {}
-    for line, record in read_jsonl(path, allow_nan=True):
-        summary.lines += 1
+    refused: list[BadInputError] = []
+
+    def checked(line: int, record: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         require(record, ("qid", "num_turns", "model_outputs"), path, line)
         qid = str(record["qid"])
         if not isinstance(record["qid"], str) and qid in known:
@@ -289,19 +310,11 @@ def prediction_rows(
         if storable != outputs:
             summary.surrogates += 1
             record = {**record, "model_outputs": storable}
-        if qid in chosen:
-            if strict_input:
-                raise _refuse(path, line, qid, f"already given on line {chosen[qid][0]} (--strict-input)")
-            summary.duplicates += 1
-        chosen[qid] = (line, record)
-    rows: list[dict[str, Any]] = []
-    for qid, (line, record) in chosen.items():
-        query = known.get(qid)
-        if query is None:
-            if strict_input:
-                raise _refuse(path, line, qid, "not a query of this dataset and split (--strict-input)")
-            summary.stray += 1
-            continue
+        if qid in chosen and strict_input:
+            raise _refuse(path, line, qid, f"already given on line {chosen[qid][0]} (--strict-input)")
+        return qid, record
+
+    def line_rows(qid: str, line: int, record: dict[str, Any], query: Known) -> list[dict[str, Any]]:
         metadata = record.get("metadata")
         if task in ID_TASKS and isinstance(metadata, dict) and "candidate_path" in metadata:
             raise _refuse(
@@ -326,14 +339,13 @@ def prediction_rows(
         differs = not multi_answer and n_turns < expected
         if strict_input and (len(outputs) > scored or differs):
             raise _refuse(path, line, qid, f"num_turns {n_turns}, {len(outputs)} output(s), query turns {expected}")
-        summary.truncated += len(outputs) > scored
-        summary.fewer_turns += differs
         gold_loft = _whole_gold(task, query.golds, path, line, qid) if differs and scored == 1 else None
+        found = []
         for turn in range(scored):
             output = outputs[turn]
             raw = output if raw_generations and isinstance(output, str) else None
             answers, answers_json = (None, None) if raw is not None else _turn_answers(output, path, line, qid, turn)
-            rows.append(
+            found.append(
                 {
                     "qid": query.qid,
                     "turn": turn,
@@ -347,6 +359,34 @@ def prediction_rows(
                     "import_line": line,
                 }
             )
+        summary.truncated += len(outputs) > scored
+        summary.fewer_turns += differs
+        return found
+
+    for line, record in read_jsonl(path, allow_nan=True, refused=refused):
+        summary.lines += 1
+        try:
+            qid, record = checked(line, record)
+        except BadInputError as exc:
+            refused.append(exc)
+            continue
+        summary.duplicates += qid in chosen
+        chosen[qid] = (line, record)
+    rows: list[dict[str, Any]] = []
+    for qid, (line, record) in chosen.items():
+        query = known.get(qid)
+        if query is None:
+            if strict_input:
+                refused.append(_refuse(path, line, qid, "not a query of this dataset and split (--strict-input)"))
+            summary.stray += 1
+            continue
+        try:
+            rows.extend(line_rows(qid, line, record, query))
+        except BadInputError as exc:
+            refused.append(exc)
+    if refused and not score_the_rest:
+        raise _refused_lines(path, refused)
+    summary.refused = len(refused)
     answered = {row["qid"] for row in rows}
     summary.unanswered = sum(1 for q in known.values() if q.qid not in answered)
     if not rows:
