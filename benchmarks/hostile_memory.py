@@ -28,19 +28,12 @@ import yaml
 from hostile_import_memory import BIN, ROOT, run_sampled
 
 sys.path.insert(0, str(ROOT))
+from tests.hostile_inputs import ALIAS_BOMB  # noqa: E402 - the tests' own hostile inputs
 from tests.mm_release import write_release  # noqa: E402 - a generated release, as the tests make it
 
 from loft_warehouse.inference.fixture_server import FixtureServer, FixtureState  # noqa: E402
 from loft_warehouse.settings import data_dir  # noqa: E402
 
-ALIAS_BOMB = (
-    "{seed: {a: &a [x,x,x,x,x,x,x,x,x], "
-    + ", ".join(
-        f"{name}: &{name} [{', '.join(['*' + previous] * 9)}]"
-        for previous, name in zip("abcdefgh", "bcdefghi", strict=True)
-    )
-    + "}}"
-)
 STREAMED_CALL = """
 import sys
 from pathlib import Path

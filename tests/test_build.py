@@ -18,6 +18,7 @@ from loft_warehouse.cli import main
 from loft_warehouse.dbt_boundary import build
 from loft_warehouse.errors import ConfigurationError
 from loft_warehouse.settings import PROJECT_ROOT
+from tests.hostile_inputs import ALIAS_BOMB
 
 POPEN = subprocess.Popen  # the no_dbt fixture replaces it
 HEARTBEAT = re.compile(r"staging \S+ \(read, validate, tokenize\): \d+/\d+ done, ")
@@ -133,16 +134,6 @@ def test_a_var_wins_over_its_environment_fallback() -> None:
 def test_vars_that_are_not_a_mapping_are_refused() -> None:
     with pytest.raises(ConfigurationError, match="must be a mapping"):
         build.build_vars("[1, 2]")
-
-
-ALIAS_BOMB = (
-    "{seed: {a: &a [x,x,x,x,x,x,x,x,x], "
-    + ", ".join(
-        f"{name}: &{name} [{', '.join(['*' + previous] * 9)}]"
-        for previous, name in zip("abcdefgh", "bcdefghi", strict=True)
-    )
-    + "}}"
-)
 
 
 def test_a_yaml_alias_in_vars_is_refused_before_it_expands(no_dbt: type[NoDbt], capsys: pytest.CaptureFixture) -> None:
