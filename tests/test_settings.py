@@ -110,7 +110,7 @@ def test_dbt_connections_and_file_imports_take_the_memory_limit(
     assert _memory_limit(dbt_connection).startswith(f"{limit} in ")
     lines = tmp_path / "preds.jsonl"
     lines.write_text('{"qid": "q1", "num_turns": 1, "model_outputs": [["d1"]]}\n')
-    reader = bulk_files._connect(lines, bulk_files.PREDICTION_FIELDS, allow_nan=True)
+    reader = bulk_files._connect(lines, bulk_files.PREDICTION_FIELDS, allow_nan=True, line_cap=2**20)
     assert reader is not None
     assert _memory_limit(reader).startswith(f"{limit} in ")
     assert "loft-spill-" in _memory_limit(reader)
