@@ -21,7 +21,7 @@ import pytest
 from loft_warehouse.errors import BadInputError
 from loft_warehouse.quality import run_suites
 from loft_warehouse.scoring.importer import imported_frame, land
-from loft_warehouse.scoring.upstream_files import TASK_TYPES, answer_file_queries
+from loft_warehouse.scoring.upstream_files import TASK_TYPES, answer_file_queries, number_qids
 from tests.scoring.sqlkit import build, connect, insert
 
 CASES = Path(__file__).resolve().parent / "cases"
@@ -66,7 +66,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory):
         task_type = _spec(case)["task_type"]
         queries = answer_file_queries(_answer_file(case), task_type, name, "test")
         land(case / "preds.jsonl", queries, system=SYSTEM, size="128k", task_type=task_type, dataset=name,
-             directory=imports)  # fmt: skip
+             directory=imports, answer_number_qids=number_qids(_answer_file(case)))  # fmt: skip
         frames.append(queries)
     queries = pl.concat(frames)
     insert(con, "imported_queries", queries.to_dicts())
@@ -144,7 +144,7 @@ def test_an_input_refused_at_the_door_names_file_and_line_and_lands_nothing(tmp_
     with pytest.raises(BadInputError, match=spec["refused"]):
         queries = answer_file_queries(_answer_file(case), spec["task_type"], name, "test")
         land(case / "preds.jsonl", queries, system=SYSTEM, size="128k", task_type=spec["task_type"], dataset=name,
-             directory=tmp_path)  # fmt: skip
+             directory=tmp_path, answer_number_qids=number_qids(_answer_file(case)))  # fmt: skip
     assert not [path for path in tmp_path.rglob("*") if path.is_file()]
 
 

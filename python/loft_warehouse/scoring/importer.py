@@ -47,6 +47,7 @@ from loft_warehouse.scoring.upstream_files import (
     SCORED_QUERY_SCHEMA,
     TASK_TYPES,
     Summary,
+    number_qids,
     prediction_rows,
     write_answer_queries,
 )
@@ -211,6 +212,7 @@ def land(
     strict_input: bool = False,
     raw_generations: bool = False,
     score_the_rest: bool = False,
+    answer_number_qids: frozenset[str] = frozenset(),
 ) -> tuple[Path, Summary]:
     """Read a prediction file against one dataset split's queries (SCORED_QUERY_SCHEMA) with the
     upstream semantics and land it as parquet (re-importing replaces it)."""
@@ -220,7 +222,7 @@ def land(
         task_type = "multi_value_rag"
     rows, summary = prediction_rows(
         path.resolve(), queries, task_type=task_type, strict_input=strict_input, raw_generations=raw_generations,
-        score_the_rest=score_the_rest,
+        score_the_rest=score_the_rest, answer_number_qids=answer_number_qids,
     )  # fmt: skip
     frame = rows.with_columns(
         system=pl.lit(system), task=pl.lit(task), dataset=pl.lit(dataset), variant=pl.lit(variant), split=pl.lit(split)
@@ -257,7 +259,8 @@ def land_with_answer_file(
         landed, summary = land(path, pl.scan_parquet(staged), system=system, size=size, task_type=task_type,
                                dataset=dataset, split=split, variant=variant, directory=directory,
                                strict_input=strict_input, raw_generations=raw_generations,
-                               score_the_rest=score_the_rest)  # fmt: skip
+                               score_the_rest=score_the_rest,
+                               answer_number_qids=number_qids(answers))  # fmt: skip
     return landed, target, summary
 
 

@@ -212,6 +212,25 @@ _TYPED_QID = (
 )
 
 
+def number_qids(path: Path) -> frozenset[str]:
+    """The qids a JSON-lines answer file gives as JSON numbers, as text: LOFT's evaluator matches
+    each only to a prediction qid of the same number."""
+    if path.suffix == ".json":
+        return frozenset()
+    return frozenset(
+        str(record["qid"])
+        for _, record in read_jsonl(path)
+        if isinstance(record.get("qid"), int | float) and not isinstance(record.get("qid"), bool)
+    )
+
+
+_ANSWER_NUMBER_QID = (
+    "given as a string, but the answer file gives it as the JSON number {qid}: LOFT's evaluator matches a "
+    "qid only to one of the same JSON type (it would leave the query unanswered) and the warehouse matches by "
+    "text; write the qid the same way in both files"
+)
+
+
 def _typed_qid(value: Any) -> str:
     kind = "boolean" if isinstance(value, bool) else "number" if isinstance(value, int | float) else "value"
     return _TYPED_QID.format(kind=kind, value=json.dumps(value))
@@ -267,6 +286,7 @@ def prediction_rows(
     strict_input: bool = False,
     raw_generations: bool = False,
     score_the_rest: bool = False,
+    answer_number_qids: frozenset[str] = frozenset(),
 ) -> tuple[pl.DataFrame, Summary]:
     """The scored turns of a prediction file against one dataset split's queries
     (bulk_files.PREDICTION_SCHEMA), with what the upstream semantics did (see the module
@@ -274,9 +294,11 @@ def prediction_rows(
 
     raw_generations: a string turn is a model's raw generation, parsed like the warehouse's own
     responses (its IDs are then the shown IDs of the prompt variant) instead of characters.
-    A lazy `queries` (a scan of landed answer queries) is read only as far as the reader needs."""
+    A lazy `queries` (a scan of landed answer queries) is read only as far as the reader needs.
+    answer_number_qids: the qids the answer file gave as numbers (number_qids), which a
+    prediction must give as the same numbers."""
     task, multi_answer = TASK_TYPES[task_type]
-    if not strict_input and not raw_generations:
+    if not strict_input and not raw_generations and not answer_number_qids:
         fast = bulk_files.prediction_frame(path, queries, multi_answer)
         if fast is not None:
             return fast[0], Summary(**fast[1])
@@ -289,8 +311,11 @@ def prediction_rows(
     def checked(line: int, record: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         require(record, ("qid", "num_turns", "model_outputs"), path, line)
         qid = str(record["qid"])
-        if not isinstance(record["qid"], str) and qid in known:
-            raise _refuse(path, line, qid, _typed_qid(record["qid"]))
+        given_as_number = not isinstance(record["qid"], str)
+        if qid in known and given_as_number != (qid in answer_number_qids):
+            if given_as_number:
+                raise _refuse(path, line, qid, _typed_qid(record["qid"]))
+            raise _refuse(path, line, qid, _ANSWER_NUMBER_QID.format(qid=qid))
         n_turns, outputs = record["num_turns"], record["model_outputs"]
         if n_turns is True:  # LOFT's range(num_turns) and num_turns == 1 read true as 1
             n_turns = 1
