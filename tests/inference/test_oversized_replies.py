@@ -44,3 +44,19 @@ def test_a_reply_within_the_budget_is_answered(tmp_path, api_env, store, monkeyp
     monkeypatch.setattr(api_env.state, "answer", lambda prompt: answer)
     row = _run(tmp_path, store, provider, True).row(0, named=True)
     assert row["status"] == "ok" and row["raw_text"].strip() == answer.strip()
+
+
+def test_a_batch_result_over_the_budget_is_an_error_row_with_its_cost(tmp_path, api_env, store, monkeypatch):
+    """The same budget holds for results collected from a provider batch (all three APIs)."""
+    monkeypatch.setenv("LOFT_MAX_RESPONSE_BYTES", str(BUDGET))
+    monkeypatch.setattr(api_env.state, "answer", lambda prompt: "Final Answer: ['" + "é " * 20_000 + "']")
+    entries = [entry(mode="batch") for entry in SYSTEMS.values()]
+    systems = systems_from(tmp_path, entries)
+    assert set(
+        runner.run(inputs(make_prompts(1, 0)), systems, store, "128k", {}, emit=lambda line: None)["status"]
+    ) == {"batch_pending"}
+    api_env.state.complete_batches()
+    frame = runner.run(inputs(make_prompts(1, 0)), systems, store, "128k", {}, emit=lambda line: None)
+    assert frame.select("status", "raw_text", "finish_reason").unique().rows() == [("error", None, REJECTED)]
+    assert all(error.startswith(f"reply over {BUDGET} bytes") for error in frame["error"])
+    assert frame["output_tokens"].min() > 20_000

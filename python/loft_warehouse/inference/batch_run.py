@@ -27,7 +27,7 @@ from loft_warehouse.inference.batch_clients import (
     body_size,
 )
 from loft_warehouse.inference.flow import RetryPolicy, call_with_retries
-from loft_warehouse.inference.outcomes import Conversation, Outcome, completed, row_response
+from loft_warehouse.inference.outcomes import Conversation, Outcome, completed, row_response, within_reply_budget
 from loft_warehouse.inference.providers.base import PermanentError, RejectedError, Request, RetryableError
 from loft_warehouse.inference.store import BATCH_PENDING, REJECTED, ResponseStore, StoredResponse
 from loft_warehouse.inference.systems import Prices, System
@@ -150,7 +150,7 @@ class BatchWork:
         is an error (refused ones marked rejected, the rest sent again by a later build)."""
         base = replace(row_response(row, self.system, "error", key), attempts=1, batch_id=batch_id)
         if result.completion is not None:
-            return completed(base, result.completion, self.work.prices, batch=True)
+            return within_reply_budget(completed(base, result.completion, self.work.prices, batch=True))
         finish = REJECTED if result.rejected else f"batch_{result.kind}"
         return replace(base, error=self.system.scrub(result.error or result.kind)[:2000], finish_reason=finish)
 

@@ -11,8 +11,8 @@ from typing import Any
 import polars as pl
 
 from loft_warehouse.inference import cost
-from loft_warehouse.inference.providers.base import Completion
-from loft_warehouse.inference.store import StoredResponse, now_utc
+from loft_warehouse.inference.providers.base import Completion, RejectedError, ResponseBudget
+from loft_warehouse.inference.store import REJECTED, StoredResponse, now_utc
 from loft_warehouse.inference.systems import Prices, System
 
 # One answered (or skipped) prompt row: the row and the response it got.
@@ -58,6 +58,18 @@ def completed(response: StoredResponse, completion: Completion, prices: Prices, 
             batch=batch,
         ),
     )
+
+
+def within_reply_budget(response: StoredResponse) -> StoredResponse:
+    """A returned response, or, when its text passes the reply budget (providers.base
+    .ResponseBudget), an error row that keeps its tokens and cost but not its text."""
+    try:
+        ResponseBudget().take(response.raw_text, response.thought_text)
+    except RejectedError as exc:
+        return replace(
+            response, status="error", raw_text=None, thought_text=None, error=str(exc), finish_reason=REJECTED
+        )
+    return response
 
 
 def row_response(row: dict[str, Any], system: System, status: str, key: str | None = None) -> StoredResponse:

@@ -35,14 +35,20 @@ from loft_warehouse.inference.flow import (
     map_stoppable,
 )
 from loft_warehouse.inference.messages import build_messages
-from loft_warehouse.inference.outcomes import Conversation, Outcome, completed, conversations, row_response
+from loft_warehouse.inference.outcomes import (
+    Conversation,
+    Outcome,
+    completed,
+    conversations,
+    row_response,
+    within_reply_budget,
+)
 from loft_warehouse.inference.providers.base import (
     Completion,
     PermanentError,
     Provider,
     RejectedError,
     Request,
-    ResponseBudget,
     RetryableError,
 )
 from loft_warehouse.inference.store import REJECTED, ResponseStore, StoredResponse, now_utc
@@ -269,21 +275,15 @@ class SystemRun:
         response = row_response(request.row, self.system, "error", request.key)
         try:
             completion, attempts = call_with_retries(attempt, self.policy)
-            response = replace(
-                completed(response, completion, self.prices, batch=False),
-                attempts=attempts,
+            response = within_reply_budget(
+                replace(completed(response, completion, self.prices, batch=False), attempts=attempts)
             )
-            ResponseBudget().take(completion.raw_text, completion.thought_text)
         except (RetryableError, PermanentError) as exc:
             # A call cut off by Ctrl-C (its client closed) is not the request's outcome.
             interrupts.check("inference")
-            # A reply over the budget read whole (not streamed) keeps its tokens and cost, not its text.
             response = replace(
                 response,
-                status="error",
-                raw_text=None,
-                thought_text=None,
-                attempts=getattr(exc, "attempts", response.attempts or 1),
+                attempts=getattr(exc, "attempts", 1),
                 error=self.system.scrub(str(exc))[:2000],
                 finish_reason=REJECTED if isinstance(exc, RejectedError) else None,
             )
