@@ -44,6 +44,12 @@ def byte_cap(variable: str, default: int) -> int:
     return cap
 
 
+def utf8_size(text: str) -> int:
+    """The bytes text takes in UTF-8, which every budget here counts (a lone surrogate, which
+    JSON can escape but UTF-8 cannot hold, as the three bytes it would take)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def max_line_bytes() -> int:
     """The longest line a reader accepts ($LOFT_MAX_LINE_BYTES)."""
     return byte_cap("LOFT_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES)
@@ -121,7 +127,7 @@ def settings_yaml(text: str, what: str) -> Any:
     """The value of YAML given as a setting (`what` names it). An alias is refused before anything
     is built from the text: a few hundred bytes of nested aliases expand to billions of items
     wherever the value is walked (a message's repr, a JSON copy), and a setting never needs one."""
-    size = len(text.encode("utf-8", "surrogatepass"))
+    size = utf8_size(text)
     if size > MAX_SETTINGS_BYTES:
         raise ConfigurationError(f"{what} is {size} bytes; a setting is at most {MAX_SETTINGS_BYTES}")
     try:
@@ -163,11 +169,13 @@ def read_jsonl(
         if not line.strip():
             continue
         try:
-            yield line_no, _json_object(line, allow_nan, path, line_no)
+            record = _json_object(line, allow_nan, path, line_no)
         except BadInputError as exc:
             if refused is None:
                 raise
             refused.append(exc)
+            continue
+        yield line_no, record
 
 
 def _json_object(line: str, allow_nan: bool, path: Path, line_no: int) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import polars as pl
 from loft_warehouse import frame_cache, registry, settings
 from loft_warehouse.errors import BadInputError
 from loft_warehouse.progress import Progress
-from loft_warehouse.readers import max_text_bytes
+from loft_warehouse.readers import max_text_bytes, utf8_size
 from loft_warehouse.registry import DatasetSpec
 from loft_warehouse.sources import loft_release
 from loft_warehouse.sources.base import CorpusRequest, Document, Query, SourceData
@@ -126,7 +126,7 @@ def _load(spec: DatasetSpec, root: Path, size_label: str) -> SourceData:
 
 def _utf8_bytes(text: str | None, cap: int) -> int:
     """The UTF-8 size of text, measured only when it could be over cap (4 bytes a character)."""
-    return len(text.encode("utf-8", "surrogatepass")) if text and 4 * len(text) > cap else 0
+    return utf8_size(text) if text and 4 * len(text) > cap else 0
 
 
 def _within_text_budget(spec: DatasetSpec, data: SourceData) -> None:

@@ -369,7 +369,7 @@ class ResponseStore:
     def _commit(self, batch: list[_Pending]) -> None:
         error: BaseException | None = None
         with self._lock:
-            for attempt in (1, 2):
+            for _ in range(2):  # again once, in the room the reserve gives back
                 try:
                     self._con.execute("BEGIN IMMEDIATE")
                     self._con.executemany(_UPSERT, [item.values for item in batch])
@@ -381,7 +381,7 @@ class ResponseStore:
                     error = exc
                     if self._con.in_transaction:
                         self._con.execute("ROLLBACK")
-                    if attempt == 2 or not _is_full(exc) or self.out_of_space:
+                    if not _is_full(exc) or self.out_of_space:
                         break
                     self.out_of_space = True
                     self._reserve.unlink()

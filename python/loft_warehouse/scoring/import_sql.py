@@ -31,7 +31,7 @@ import polars as pl
 from loft_warehouse.answers.parse import answer_texts
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.prompts.export import default_database
-from loft_warehouse.readers import read_jsonl
+from loft_warehouse.readers import read_jsonl, utf8_size
 from loft_warehouse.scoring.importer import (
     LANDED_SCHEMA,
     add_landing_arguments,
@@ -65,7 +65,7 @@ class FileBudget:
     def spend(self, used: dict[str, float], result: SandboxResult) -> SandboxResult:
         """The result as landed: itself, or an error when it would pass the bytes or rows budget
         (what it takes is added to `used` only when it lands)."""
-        size = len((result.rows_json() or "").encode())
+        size = utf8_size(result.rows_json() or "")
         rows = len(result.rows)
         if used["bytes"] + size > self.result_bytes:
             return SandboxResult("error", error=f"the file's results passed their budget of {self.result_bytes} bytes")

@@ -34,7 +34,7 @@ import polars as pl
 
 from loft_warehouse.answers.parse import answer_texts, loaded_json_text
 from loft_warehouse.errors import BadInputError
-from loft_warehouse.readers import max_response_bytes, read_jsonl, require
+from loft_warehouse.readers import max_response_bytes, read_jsonl, require, utf8_size
 from loft_warehouse.registry import ID_TASKS, DatasetSpec
 from loft_warehouse.scoring import bulk_files
 from loft_warehouse.sources.base import Query, SourceData
@@ -324,7 +324,7 @@ def prediction_rows(
             raise BadInputError(path, line, f"num_turns must be a positive integer, got {n_turns!r}")
         if not isinstance(outputs, list) or not outputs:
             raise BadInputError(path, line, "model_outputs must be a non-empty list of turn outputs")
-        size = len(json.dumps(outputs, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        size = utf8_size(json.dumps(outputs, ensure_ascii=False))
         if size > reply_cap:
             raise _refuse(
                 path, line, qid,

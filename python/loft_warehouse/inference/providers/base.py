@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from loft_warehouse.readers import max_response_bytes
+from loft_warehouse.readers import max_response_bytes, utf8_size
 
 if TYPE_CHECKING:
     import polars as pl
@@ -108,7 +108,7 @@ class ResponseBudget:
     def take(self, *pieces: str | None) -> None:
         for piece in pieces:
             if piece:
-                self.left -= len(piece.encode("utf-8", "surrogatepass"))
+                self.left -= utf8_size(piece)
         if self.left < 0:
             raise RejectedError(
                 f"reply over {self.cap} bytes of text (LOFT_MAX_RESPONSE_BYTES), more than any output "
