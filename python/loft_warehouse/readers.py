@@ -178,6 +178,17 @@ def read_jsonl(
         yield line_no, record
 
 
+def holds_non_finite(value: Any) -> bool:
+    """Whether a value json.loads made holds NaN or an infinity anywhere."""
+    if isinstance(value, float):
+        return value != value or value in (float("inf"), float("-inf"))
+    if isinstance(value, list):
+        return any(holds_non_finite(item) for item in value)
+    if isinstance(value, dict):
+        return any(holds_non_finite(item) for item in value.values())
+    return False
+
+
 def _json_object(line: str, allow_nan: bool, path: Path, line_no: int) -> dict[str, Any]:
     try:
         record = json.loads(line) if allow_nan else loads(line)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from loft_warehouse.errors import BadInputError
-from loft_warehouse.sources.loft_release import bbh_queries, load, query_from_record
+from loft_warehouse.sources.loft_release import bbh_queries, load, query_from_record, read_answer_lines
 
 
 def _query(task: str, record: dict, tmp_path: Path):
@@ -40,6 +40,29 @@ def test_flat_sql_gold_stops_the_load_naming_file_line_and_qid(tmp_path: Path, a
     record = {"qid": "q7", "query_text": "x", "answers": answers, "metadata": {"db_id": "db"}}
     with pytest.raises(BadInputError, match=r"test_queries.jsonl:3: qid 'q7' turn 0: SQL gold must be a list of rows"):
         _query("sql", record, tmp_path)
+
+
+def test_sql_gold_keeps_nan_and_infinities_as_the_text_loft_normalises_them_to(tmp_path: Path) -> None:
+    path = tmp_path / "test_queries.jsonl"
+    path.write_text(
+        '{"qid": "q", "query_text": "x", "answers": [[NaN, 1], [Infinity], [-Infinity]], "metadata": {"db_id": "db"}}\n'
+    )
+    [(row, record)] = read_answer_lines(path, "sql")
+    assert query_from_record("sql", record, "test", path, row).gold == [[["nan", 1], ["inf"], ["-inf"]]]
+
+
+@pytest.mark.parametrize(
+    ("task", "line"),
+    [
+        ("rag", '{"qid": "q", "query_text": "x", "answers": [NaN]}'),
+        ("sql", '{"qid": "q", "query_text": "x", "answers": [["a"]], "metadata": {"db_id": "db", "n": Infinity}}'),
+    ],
+)
+def test_nan_elsewhere_is_refused_naming_file_and_line(tmp_path: Path, task: str, line: str) -> None:
+    path = tmp_path / "test_queries.jsonl"
+    path.write_text('{"qid": "ok", "query_text": "x", "answers": [["a"]]}\n' + line + "\n")
+    with pytest.raises(BadInputError, match=r"test_queries.jsonl:2: malformed JSON \(NaN"):
+        list(read_answer_lines(path, task))
 
 
 def test_bbh_native_queries_are_known_upstream_by_index_and_split_on_spaces(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ from loft_warehouse.readers import max_response_bytes, read_jsonl, require, utf8
 from loft_warehouse.registry import ID_TASKS, DatasetSpec
 from loft_warehouse.scoring import bulk_files
 from loft_warehouse.sources.base import Query, SourceData
-from loft_warehouse.sources.loft_release import bbh_queries, query_from_record
+from loft_warehouse.sources.loft_release import bbh_queries, query_from_record, read_answer_lines
 from loft_warehouse.staging import QUERY_SCHEMA, queries_frame
 
 # Upstream's task_type (evaluation.EVALUATION_TASKS) -> (warehouse task, several answers per question).
@@ -71,7 +71,7 @@ def answer_queries(path: Path, task: str, split: str) -> list[Query]:
             raise BadInputError(path, None, "a JSON array answer file is BBH's layout; only --task icl reads it")
         return bbh_queries(path, split)
     queries = []
-    for row, record in read_jsonl(path):
+    for row, record in read_answer_lines(path, task):
         record.setdefault("qid", str(row - 1))
         queries.append(query_from_record(task, record, split, path, row))
     if not queries:
@@ -96,7 +96,7 @@ def write_answer_queries(path: Path, task_type: str, dataset: str, split: str, t
 
 
 def _lines_of(path: Path, qid: str) -> list[int]:
-    return [row for row, record in read_jsonl(path) if str(record.get("qid", row - 1)) == qid]
+    return [row for row, record in read_jsonl(path, allow_nan=True) if str(record.get("qid", row - 1)) == qid]
 
 
 def _refuse_what_loft_reads_otherwise(path: Path, landed: Path, task: str) -> None:
@@ -219,7 +219,7 @@ def number_qids(path: Path) -> frozenset[str]:
         return frozenset()
     return frozenset(
         str(record["qid"])
-        for _, record in read_jsonl(path)
+        for _, record in read_jsonl(path, allow_nan=True)
         if isinstance(record.get("qid"), int | float) and not isinstance(record.get("qid"), bool)
     )
 

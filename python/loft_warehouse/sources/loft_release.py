@@ -7,11 +7,13 @@ JSON arrays (ICL) are read as they are, as its BBH loader does.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from loft_warehouse.answers.parse import to_json_value
 from loft_warehouse.errors import BadInputError
-from loft_warehouse.readers import read_json, read_jsonl, require
+from loft_warehouse.readers import holds_non_finite, read_json, read_jsonl, require
 from loft_warehouse.registry import ID_TASKS
 from loft_warehouse.sources.base import Document, Query, SourceData, as_loft_loads
 
@@ -58,12 +60,24 @@ def _per_turn(qrels: Any, n_turns: int) -> bool:
 
 def _sql_rows(value: Any, path: Path, row: int, qid: str, turn: int) -> list[list[Any]]:
     """A turn's SQL gold must be result rows (a list of lists); upstream iterates a flat list's
-    strings character by character, so a flat gold stops the load instead."""
+    strings character by character, so a flat gold stops the load instead. A NaN or infinite
+    cell is kept as its text ('nan', 'inf', '-inf'): LOFT's SQL normalisation formats the float
+    and reads the text to the same string, and JSON, where the gold is stored, has no NaN."""
     if not isinstance(value, list) or not all(isinstance(item, list) for item in value):
         raise BadInputError(
             path, row, f"qid {qid!r} turn {turn}: SQL gold must be a list of rows (lists), got {value!r}"
         )
-    return value
+    return to_json_value(value)
+
+
+def read_answer_lines(path: Path, task: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The lines of a *_queries.jsonl. LOFT's loader reads them with Python's json, which takes
+    NaN and Infinity; its SQL scoring formats them as numbers, so SQL gold rows may hold them.
+    Anywhere else they are refused (LOFT's retrieval and RAG scoring stop on them)."""
+    for row, record in read_jsonl(path, allow_nan=task == "sql"):
+        if task == "sql" and holds_non_finite({k: v for k, v in record.items() if k != "answers"}):
+            raise BadInputError(path, row, "malformed JSON (NaN or Infinity outside the SQL gold rows)")
+        yield row, record
 
 
 _TYPE_NAMES = {str: "a string", int: "an integer", type(None): "null"}
@@ -225,7 +239,7 @@ def load(task: str, folder: Path, splits: tuple[str, ...] | None = None) -> Sour
         raise BadInputError(corpus_path, None, "empty corpus: no documents")
     queries: list[Query] = []
     for split, path in split_files:
-        read = [query_from_record(task, record, split, path, row) for row, record in read_jsonl(path)]
+        read = [query_from_record(task, record, split, path, row) for row, record in read_answer_lines(path, task)]
         if split == EVALUATED_SPLIT and not read:
             raise BadInputError(path, None, "empty test split: the dataset would have no query to score")
         queries.extend(read)
