@@ -144,3 +144,10 @@ def test_rag_is_a_configuration_error(raw, spec_of):
     _tree(raw)
     with pytest.raises(ConfigurationError, match="retrieval only"):
         beir_msmarco.load(replace(spec_of("retrieval", "msmarco"), task="rag"), raw.root)
+
+
+def test_the_corpus_is_shown_as_loft_loads_a_corpus_line(raw, spec_of):
+    _tree(raw, qrels=["q1\tp1\t1"])
+    raw.jsonl(f"{MSMARCO}/corpus.jsonl", [{"_id": "p1", "title": " childhood abuse", "text": "a childhood abuse b "}])
+    [document] = beir_msmarco.load(spec_of("retrieval", "msmarco"), raw.root).documents
+    assert (document.title, document.text) == ("", "a  b")

@@ -62,3 +62,10 @@ def test_passage_query_rejects_other_tasks_and_empty_text():
     retrieval = DatasetSpec(task="retrieval", dataset="d", source="s")
     with pytest.raises(BadInputError, match=f"{SOURCE}:1: query 'q' has empty text"):
         passage_query(retrieval, "q", "  ", ["a"], [], SOURCE, 1)
+
+
+def test_pool_shows_a_passage_as_loft_loads_it_and_names_it_as_read():
+    pool = PassagePool("p", SOURCE)
+    pid = pool.add("childhood abuse Moby-Dick", "On shame and childhood abuse.", 1)
+    assert pid == content_pid("p", "childhood abuse Moby-Dick", "On shame and childhood abuse.")
+    assert (pool.documents[0].title, pool.documents[0].text) == (" Moby-Dick", "On shame and .")

@@ -1,6 +1,7 @@
 from loft_warehouse.registry import specs
 from loft_warehouse.sources import sparc, spider
 from loft_warehouse.sql.databases import databases, table_csv
+from loft_warehouse.sql.pgdump import parse_dump
 
 
 def spec(name):
@@ -68,3 +69,12 @@ def test_csv_quotes_embedded_newlines_and_shows_null_as_empty(root):
     assert '\n1,House,1991-06-21 23:52:10,1979-05-13 16:58:06,park,"4745 Emerson' in text
     assert 'Suite 829\nSouth Garret, IN 16772-5682",7,372652.2909,1.6800,4201.8000,aut,suscipit,,,,,,' in text
     assert not text.endswith("\n")
+
+
+def test_a_table_is_shown_as_loft_loads_a_corpus_line(tmp_path, monkeypatch):
+    dump = tmp_path / "db.sql"
+    dump.write_text("CREATE TABLE public.notes (\n    body text\n);\n\nCOPY public.notes (body) FROM stdin;\n"
+                    "on childhood abuse\n\\.\n")  # fmt: skip
+    monkeypatch.setattr(spider, "databases", lambda root: {"db": parse_dump(dump)})
+    documents, _ = spider.database_documents(tmp_path)
+    assert documents[0].text == "body\non "

@@ -6,8 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-# LOFT's loader (utils.load_data_from_file) deletes these from every title and passage it reads,
-# after stripping them, so its prompts never show them.
+# LOFT's loader (utils.load_data_from_file) deletes these from every title and passage of a
+# corpus.jsonl it reads, after stripping them, so its prompts never show them. The release and
+# multimodal loaders apply it to those files; the raw builders (MS MARCO, the passage pools, the
+# Spider and SParC tables) to the corpus lines they stand in for. ICL corpora are read otherwise.
 LOFT_DELETED_PHRASES = ("childhood abuse",)
 
 

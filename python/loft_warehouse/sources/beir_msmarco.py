@@ -15,7 +15,7 @@ from pathlib import Path
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.readers import read_jsonl, read_lines, require
 from loft_warehouse.registry import DatasetSpec
-from loft_warehouse.sources.base import Document, SourceData
+from loft_warehouse.sources.base import Document, SourceData, as_loft_loads
 from loft_warehouse.sources.passages import passage_query
 
 RELATIVE_DIR = Path("raw/beir_subsets/msmarco")
@@ -32,8 +32,8 @@ def _corpus(path: Path) -> list[Document]:
         documents.append(
             Document(
                 pid=str(record["_id"]),
-                title=str(record.get("title") or "").strip(),
-                text=text,
+                title=as_loft_loads(str(record.get("title") or "")),
+                text=as_loft_loads(text),
                 source_file=str(path),
                 source_row=row,
             )

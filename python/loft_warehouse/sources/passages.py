@@ -16,7 +16,7 @@ from typing import Any
 
 from loft_warehouse.errors import BadInputError, ConfigurationError
 from loft_warehouse.registry import DatasetSpec
-from loft_warehouse.sources.base import Document, Query
+from loft_warehouse.sources.base import Document, Query, as_loft_loads
 
 
 def content_pid(prefix: str, title: str, text: str) -> str:
@@ -35,17 +35,21 @@ class PassagePool:
         self._by_pid: dict[str, Document] = {}
 
     def add(self, title: str, text: str, row: int) -> str:
-        """Register a stripped passage read at `row`; a repeat returns the existing pid."""
+        """Register a stripped passage read at `row`; a repeat returns the existing pid. The pid
+        names the passage as read; the document holds it as LOFT's loader shows a corpus line."""
         title, text = title.strip(), text.strip()
         if not text:
             raise BadInputError(self.source_file, row, f"empty passage text (title {title!r})")
         pid = content_pid(self.prefix, title, text)
         known = self._by_pid.get(pid)
         if known is None:
-            document = Document(pid=pid, title=title, text=text, source_file=str(self.source_file), source_row=row)
+            document = Document(
+                pid=pid, title=as_loft_loads(title), text=as_loft_loads(text),
+                source_file=str(self.source_file), source_row=row,
+            )  # fmt: skip
             self.documents.append(document)
             self._by_pid[pid] = document
-        elif (known.title, known.text) != (title, text):
+        elif (known.title, known.text) != (as_loft_loads(title), as_loft_loads(text)):
             raise BadInputError(
                 self.source_file,
                 row,

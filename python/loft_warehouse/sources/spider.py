@@ -13,7 +13,7 @@ from pathlib import Path
 
 from loft_warehouse.readers import read_json, require
 from loft_warehouse.registry import DatasetSpec
-from loft_warehouse.sources.base import Document, Query, SourceData
+from loft_warehouse.sources.base import Document, Query, SourceData, as_loft_loads
 from loft_warehouse.sql.databases import databases, table_csv
 
 SPIDER_DEV = Path("raw", "spider", "dev.json")
@@ -36,8 +36,8 @@ def database_documents(root: Path) -> tuple[list[Document], dict[str, list[str]]
             documents.append(
                 Document(
                     pid=pid,
-                    text=table_csv(table),
-                    title=table.name,
+                    text=as_loft_loads(table_csv(table)),
+                    title=as_loft_loads(table.name),
                     corpus_id=db_id,
                     source_file=str(dump.path),
                     source_row=table.create_line,
