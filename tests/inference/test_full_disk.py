@@ -25,7 +25,7 @@ from pathlib import Path
 from loft_warehouse.inference import runner
 from loft_warehouse.inference.store import ResponseStore
 from tests.inference.support import inputs, make_prompts, openai_system, systems_from
-systems = systems_from(Path(sys.argv[1]), [openai_system(stream=True)])
+systems = systems_from(Path(sys.argv[1]), [openai_system(stream=True, concurrency=int(sys.argv[3]))])
 with ResponseStore(Path(sys.argv[2])) as store:
     frame = runner.run(inputs(make_prompts(10, 9)), systems, store, "128k", {}, emit=lambda line: None)
 print(sorted(frame["status"].unique()))
@@ -50,16 +50,32 @@ def _stored(store: Path) -> list[tuple[str, int]]:
         return con.execute("SELECT status, count(*) FROM responses GROUP BY status").fetchall()
 
 
-def test_a_full_disk_stops_the_run_in_one_line_and_loses_nothing(tmp_path, api_env, monkeypatch, small_disk):
+@pytest.mark.parametrize(
+    ("concurrency", "floor", "stop"),
+    [
+        (1, "1000000", "the disk is full"),
+        # Sixteen calls in flight of 150 KB each, a floor of 100 KB: on main the room the reserve
+        # gave back held one of them and the others were lost; the reserve now grows with them.
+        (8, "100000", "no room to set aside"),
+    ],
+)
+def test_a_full_disk_stops_the_run_in_one_line_and_loses_nothing(
+    tmp_path, api_env, monkeypatch, small_disk, concurrency, floor, stop
+):
     monkeypatch.setattr(api_env.state, "answer", lambda prompt: "Final Answer: ['" + "word " * 30_000 + "']")
+    api_env.state.latency_s = 0.2
     (small_disk / "ballast").write_bytes(b"\0" * 1_000_000)
     store = small_disk / "store.sqlite"
-    env = {**os.environ, **fixture_env(api_env), "LOFT_STORE_RESERVE_BYTES": "1000000", "PYTHONPATH": str(PROJECT_ROOT)}
+    env = {
+        **os.environ, **fixture_env(api_env), "PYTHONPATH": str(PROJECT_ROOT),
+        "LOFT_STORE_RESERVE_BYTES": floor, "LOFT_MAX_RESPONSE_BYTES": "200000",
+    }  # fmt: skip
     runs = []
     for attempt in range(3):
         run = subprocess.run(
-            [sys.executable, "-c", RUN, str(tmp_path), str(store)], env=env, capture_output=True, text=True, timeout=120
-        )
+            [sys.executable, "-c", RUN, str(tmp_path), str(store), str(concurrency)],
+            env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
         sent = len(api_env.state.generation_requests())
         stored = _stored(store)
         runs.append((run.returncode, sent, stored))
@@ -67,7 +83,7 @@ def test_a_full_disk_stops_the_run_in_one_line_and_loses_nothing(tmp_path, api_e
         if attempt == 0:
             assert run.returncode == 1 and sent < 19, run.stderr[-2000:]
             last = run.stderr.strip().splitlines()[-1]
-            assert last.startswith(f"loft_warehouse.errors.OutOfSpaceError: response store {store}: the disk is full")
+            assert last.startswith(f"loft_warehouse.errors.OutOfSpaceError: response store {store}: {stop}"), last
             (small_disk / "ballast").unlink()
         elif attempt == 1:
             subprocess.run(["mount", "-o", "remount,size=12m", str(small_disk)], check=True)

@@ -13,10 +13,12 @@ The store is checked at open (SQLite's quick_check): a damaged file stops the ru
 before anything is sent, where a page overwritten in its middle went unnoticed until a read.
 
 A full disk loses no paid response: each open store sets aside a reserve file beside it
-($LOFT_STORE_RESERVE_BYTES, default 8 MiB; an open with no room for it sends nothing). When a
-commit finds the disk full, the reserve is given back and the commit made again, and from then
-on every put stores its row and raises OutOfSpaceError, so the run sends nothing new while the
-calls already out are stored as they return.
+($LOFT_STORE_RESERVE_BYTES, default 8 MiB; an open with no room for it sends nothing), grown
+before each call is sent to hold the row of every call then in flight (twice the largest reply,
+LOFT_MAX_RESPONSE_BYTES, and its other fields: once in the WAL, once checkpointed); a call it
+has no room for is not sent. When a commit finds the disk full, the reserve is given back and
+the commit made again, and from then on every put stores its row and raises OutOfSpaceError, so
+the run sends nothing new while the calls already out are stored, in that room, as they return.
 
 One store, one payer: before a paid request is sent, its key is claimed in `leases` (owner,
 expiry, renewed while the owner lives). Another build sharing the store waits for that key's
@@ -39,7 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from loft_warehouse.errors import ConfigurationError, OutOfSpaceError
-from loft_warehouse.readers import byte_cap
+from loft_warehouse.readers import byte_cap, max_response_bytes
 from loft_warehouse.settings import PROJECT_ROOT
 
 DEFAULT_STORE = PROJECT_ROOT / ".response_store" / "responses.sqlite"
@@ -53,6 +55,7 @@ BATCH_PENDING = "batch_pending"
 FINAL_STATUSES = ("ok", "blocked")
 REJECTED = "rejected"
 DEFAULT_RESERVE_BYTES = 8 * 2**20
+ROW_FIELDS_BYTES = 64 * 2**10  # a row's keys, counts and error text besides its reply
 LEASE_TTL_S = 120.0
 LEASE_RENEW_S = 30.0
 HOST = socket.gethostname()
@@ -232,6 +235,8 @@ class ResponseStore:
         self.out_of_space = False  # a commit found the disk full and spent the reserve
         self._kept_in_reserve = 0
         self._reserve = self.path.with_name(f"{self.path.name}.reserve.{HOST}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+        self._reserve_size = 0
+        self._room_per_call = 2 * (max_response_bytes() + ROW_FIELDS_BYTES)
         self._set_aside_reserve()
 
     def _set_aside_reserve(self) -> None:
@@ -241,18 +246,38 @@ class ResponseStore:
                 stale.unlink(missing_ok=True)
         size = byte_cap("LOFT_STORE_RESERVE_BYTES", DEFAULT_RESERVE_BYTES)
         try:
-            descriptor = os.open(self._reserve, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                os.posix_fallocate(descriptor, 0, size)
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
+            self._grow_reserve(size, os.O_CREAT | os.O_EXCL)
         except OSError as exc:
             self._reserve.unlink(missing_ok=True)
             self._con.close()
             raise OutOfSpaceError(
                 f"response store {self.path}: no room for its reserve of {size} bytes ({exc.strerror}); "
                 "nothing was sent: free some space (or set LOFT_STORE_RESERVE_BYTES)"
+            ) from exc
+
+    def _grow_reserve(self, size: int, flags: int = 0) -> None:
+        descriptor = os.open(self._reserve, os.O_WRONLY | flags, 0o600)
+        try:
+            os.posix_fallocate(descriptor, 0, size)
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        self._reserve_size = size
+
+    def _room_for_one_more_call(self) -> None:
+        """Grow the reserve to hold the rows of the calls in flight and of one more (caller holds
+        self._lock); with no room for it, that call is not sent."""
+        needed = (len(self._held) + 1) * self._room_per_call
+        if needed <= self._reserve_size:
+            return
+        try:
+            self._grow_reserve(needed)
+        except OSError as exc:
+            raise OutOfSpaceError(
+                f"response store {self.path}: no room to set aside {needed} bytes for the replies of "
+                f"{len(self._held) + 1} call(s) in flight ({exc.strerror}); the calls already out are stored "
+                f"as they return and nothing more is sent: free space on {self.path.parent} and rerun, "
+                "stored responses are not sent again"
             ) from exc
 
     def _refuse_more(self) -> OutOfSpaceError:
@@ -282,6 +307,8 @@ class ResponseStore:
         """('stored', row) when a final response is there; ('busy', None) while another live
         owner holds the key's lease; else ('mine', None): this store now holds the lease."""
         with self._lock:
+            if self.out_of_space:
+                raise self._refuse_more()
             self._con.execute("BEGIN IMMEDIATE")
             try:
                 values = self._con.execute(
@@ -293,6 +320,7 @@ class ResponseStore:
                 if self._held_elsewhere(key):
                     self._con.execute("COMMIT")
                     return "busy", None
+                self._room_for_one_more_call()
                 self._take_lease(key)
                 self._con.execute("COMMIT")
             except BaseException as exc:
