@@ -5,6 +5,7 @@ Each case runs what a user runs, in a child process whose tree's resident memory
 last line it printed:
 - nul-file: `loft import-predictions` of a 2 GiB file of NUL bytes (sparse: no disk is used);
 - yaml-bomb: `loft build --vars` with nine levels of nine YAML aliases (295 bytes);
+- yaml-bomb-dbt: the same --vars given to a plain `dbt build` (the project's dbt plugin checks it);
 - big-passage: `loft build --select loft_32k` of ArguAna with one passage of 50 MiB;
 - dev-zero: `loft build --select loft_32k` of a multimodal release whose first image is /dev/zero;
 - streamed-reply: one streamed call to a server (the fixture, in this process) that ignores
@@ -104,7 +105,7 @@ def _streamed_reply(work: Path, server: FixtureServer) -> list[str]:
 
 
 def main() -> None:
-    cases = ("nul-file", "yaml-bomb", "big-passage", "dev-zero", "streamed-reply")
+    cases = ("nul-file", "yaml-bomb", "yaml-bomb-dbt", "big-passage", "dev-zero", "streamed-reply")
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--case", action="append", choices=cases, help="run only these (default: all)")
     parser.add_argument("--keep", type=Path, default=None, help="work here and keep it (default: a temp folder)")
@@ -127,6 +128,11 @@ def main() -> None:
             elif case == "yaml-bomb":
                 os.environ["LOFT_DUCKDB_PATH"] = str(work / "bomb.duckdb")
                 command = [str(BIN / "loft"), "build", "--select", "loft_32k", "--vars", ALIAS_BOMB]
+            elif case == "yaml-bomb-dbt":
+                os.environ["LOFT_DUCKDB_PATH"] = str(work / "bomb.duckdb")
+                command = [str(BIN / "dbt"), "build", "--select", "loft_32k", "--vars", ALIAS_BOMB,
+                           "--project-dir", str(ROOT), "--profiles-dir", str(ROOT),
+                           "--target-path", str(work / "target"), "--log-path", str(work / "logs")]  # fmt: skip
             elif case == "big-passage":
                 command = _build(work, _arguana_with_a_big_passage(work), "retrieval/arguana")
             elif case == "dev-zero":

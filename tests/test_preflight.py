@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from loft_warehouse.dbt_boundary.preflight import check, preflight, selected_sizes
+from loft_warehouse.dbt_boundary.vars_guard import check_vars, expanded_values
 from loft_warehouse.errors import ConfigurationError
 from tests.conftest import query, run_dbt
+from tests.hostile_inputs import ALIAS_BOMB
 
 
 @pytest.mark.parametrize(
@@ -82,6 +84,21 @@ def test_a_bad_setting_stops_dbt_build_first_and_once(tmp_path: Path) -> None:
     assert "Traceback" not in out
     assert "START sql" not in out and "START python" not in out
     assert elapsed < 60
+
+
+def test_plain_dbt_refuses_vars_that_expand_past_any_setting_before_walking_them(tmp_path: Path) -> None:
+    """Issue 60 item 2: `dbt build --vars` with a 329-byte alias bomb grew past 3.1 GiB in dbt's
+    manifest check (pprint of the vars); the project's dbt plugin refuses it first."""
+    started = time.monotonic()
+    result = run_dbt(["build", "--select", "loft_32k", "--vars", ALIAS_BOMB], tmp_path / "w.duckdb")
+    out = result.stdout + result.stderr
+    assert result.returncode == 2, out[-3000:]
+    assert out.count("--vars expands to more than 65536 values") == 1 and "Traceback" not in out, out[-3000:]
+    assert time.monotonic() - started < 60
+    assert expanded_values({"a": [1, [2, 3]]}, 100) == 7  # the mapping, its key, two lists, three numbers
+    shared = [1] * 9
+    assert expanded_values([shared] * 9, 50) == 51  # stops counting past the cap
+    check_vars({"datasets": ["retrieval/nq"] * 1000, "limit": 3})
 
 
 def test_a_release_only_data_dir_builds_its_datasets_and_skips_raw_in_one_line(release_only: Path, tmp_path) -> None:

@@ -1,0 +1,1 @@
+"""LOFT as a warehouse: corpus construction, prompts, model calls and scoring for dbt-duckdb."""

@@ -1,0 +1,1 @@
+"""The results dashboard (`loft dashboard`): Streamlit pages over the published warehouse file."""

@@ -1,0 +1,1 @@
+"""Loaders that read one source format each and return documents and queries."""

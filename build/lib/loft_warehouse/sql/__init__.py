@@ -1,0 +1,1 @@
+"""The SQL track: Spider/SParC databases, gold execution, prompts, scoring, sandbox."""
