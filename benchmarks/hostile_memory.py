@@ -5,7 +5,7 @@ Each case runs what a user runs, in a child process whose tree's resident memory
 last line it printed:
 - nul-file: `loft import-predictions` of a 2 GiB file of NUL bytes (sparse: no disk is used);
 - yaml-bomb: `loft build --vars` with nine levels of nine YAML aliases (295 bytes);
-- yaml-bomb-dbt: the same --vars given to a plain `dbt build` (the project's dbt plugin checks it);
+- yaml-bomb-dbt: the same --vars given to a plain `dbt build` (refused by python/dbt_loft_checks.py);
 - big-passage: `loft build --select loft_32k` of ArguAna with one passage of 50 MiB;
 - dev-zero: `loft build --select loft_32k` of a multimodal release whose first image is /dev/zero;
 - streamed-reply: one streamed call to a server (the fixture, in this process) that ignores

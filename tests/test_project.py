@@ -39,9 +39,15 @@ def test_dbt_sees_every_config_a_python_model_reads() -> None:
 
 
 def test_selection_matching_nothing_fails(tmp_path: Path) -> None:
+    """An unknown size is refused at dbt's start with the sizes (issue 54 item 3: plain dbt gave
+    its own Compilation Error, no did-you-mean); any other name is dbt's to refuse."""
     result = run_dbt(["build", "--select", "loft_2m"], tmp_path / "loft.duckdb")
     assert result.returncode != 0
-    assert "does not match any enabled nodes" in result.stdout
+    assert "settings: --select loft_2m: no such size (did you mean 'loft_1m'?)" in result.stdout, result.stdout[-2000:]
+    assert "START" not in result.stdout
+    other = run_dbt(["build", "--select", "no_such_model"], tmp_path / "loft.duckdb")
+    assert other.returncode != 0
+    assert "does not match any enabled nodes" in other.stdout
 
 
 def test_each_size_selection_matches_its_folder(tmp_path: Path) -> None:

@@ -32,6 +32,8 @@ RUNTIME_SETTINGS = (
 )  # fmt: skip
 RUNTIME_FILE_ENV = "LOFT_RUNTIME_SETTINGS"
 RESULTS_FILE_ENV = "LOFT_RESULTS_FILE"
+# Set by `loft build` and an import's --build for the dbt they run: its settings are checked.
+SETTINGS_CHECKED_ENV = "LOFT_SETTINGS_CHECKED"
 _CURRENT: dict[str, str] = {}
 
 

@@ -141,6 +141,7 @@ def run_build(arguments: list[str]) -> int:
             **environ,
             current_build.RUNTIME_FILE_ENV: str(selection_file),
             current_build.RESULTS_FILE_ENV: str(results_file),
+            current_build.SETTINGS_CHECKED_ENV: "1",
             interrupts.STOP_FILE_ENV: str(Path(folder) / "stop"),
         }
         started = time.time()

@@ -479,7 +479,8 @@ def finish_landing(target: Path, source: str, size: str, build: bool) -> int:
     caller = Path.cwd()
     with tempfile.TemporaryDirectory(prefix="loft_import_") as folder:
         results_file = Path(folder) / "results.txt"
-        os.environ.update({**environ, current_build.RESULTS_FILE_ENV: str(results_file)})
+        checked = {current_build.RESULTS_FILE_ENV: str(results_file), current_build.SETTINGS_CHECKED_ENV: "1"}
+        os.environ.update({**environ, **checked})
         os.chdir(PROJECT_ROOT)
         try:
             result = dbtRunner().invoke(
@@ -487,7 +488,8 @@ def finish_landing(target: Path, source: str, size: str, build: bool) -> int:
             )
         finally:
             os.chdir(caller)
-            os.environ.pop(current_build.RESULTS_FILE_ENV, None)
+            for name in checked:
+                os.environ.pop(name, None)
         results = current_build.held_results(results_file)
     code = 0 if result.success else 1
     print(results + outcome("loft import-predictions", code, warehouse_path(environ.get("LOFT_DUCKDB_PATH")), environ))

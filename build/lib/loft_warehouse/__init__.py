@@ -1,1 +1,0 @@
-"""LOFT as a warehouse: corpus construction, prompts, model calls and scoring for dbt-duckdb."""

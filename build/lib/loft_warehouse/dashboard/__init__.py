@@ -1,1 +1,0 @@
-"""The results dashboard (`loft dashboard`): Streamlit pages over the published warehouse file."""

@@ -1,1 +1,0 @@
-"""Loaders that read one source format each and return documents and queries."""

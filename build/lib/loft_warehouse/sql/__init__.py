@@ -1,1 +1,0 @@
-"""The SQL track: Spider/SParC databases, gold execution, prompts, scoring, sandbox."""

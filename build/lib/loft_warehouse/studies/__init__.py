@@ -1,1 +1,0 @@
-"""The positional studies (Lost in the Middle, R&R): their sweep variants and prompts."""
