@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 import zlib
 from collections.abc import Iterator
@@ -181,7 +182,7 @@ def read_jsonl(
 def holds_non_finite(value: Any) -> bool:
     """Whether a value json.loads made holds NaN or an infinity anywhere."""
     if isinstance(value, float):
-        return value != value or value in (float("inf"), float("-inf"))
+        return not math.isfinite(value)
     if isinstance(value, list):
         return any(holds_non_finite(item) for item in value)
     if isinstance(value, dict):

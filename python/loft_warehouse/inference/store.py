@@ -256,6 +256,7 @@ class ResponseStore:
             ) from exc
 
     def _grow_reserve(self, size: int, flags: int = 0) -> None:
+        """Allocate the reserve file's blocks up to `size` (fallocate, so the room is really taken)."""
         descriptor = os.open(self._reserve, os.O_WRONLY | flags, 0o600)
         try:
             os.posix_fallocate(descriptor, 0, size)
