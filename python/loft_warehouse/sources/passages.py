@@ -32,7 +32,7 @@ class PassagePool:
         self.prefix = prefix
         self.source_file = source_file
         self.documents: list[Document] = []
-        self._by_pid: dict[str, Document] = {}
+        self._read: dict[str, tuple[str, str, int]] = {}  # pid -> (title, text) as read, and its first row
 
     def add(self, title: str, text: str, row: int) -> str:
         """Register a stripped passage read at `row`; a repeat returns the existing pid. The pid
@@ -41,19 +41,23 @@ class PassagePool:
         if not text:
             raise BadInputError(self.source_file, row, f"empty passage text (title {title!r})")
         pid = content_pid(self.prefix, title, text)
-        known = self._by_pid.get(pid)
+        known = self._read.get(pid)
         if known is None:
-            document = Document(
-                pid=pid, title=as_loft_loads(title), text=as_loft_loads(text),
-                source_file=str(self.source_file), source_row=row,
-            )  # fmt: skip
-            self.documents.append(document)
-            self._by_pid[pid] = document
-        elif (known.title, known.text) != (as_loft_loads(title), as_loft_loads(text)):
+            self._read[pid] = (title, text, row)
+            self.documents.append(
+                Document(
+                    pid=pid,
+                    title=as_loft_loads(title),
+                    text=as_loft_loads(text),
+                    source_file=str(self.source_file),
+                    source_row=row,
+                )
+            )
+        elif known[:2] != (title, text):
             raise BadInputError(
                 self.source_file,
                 row,
-                f"pid digest collision for {pid!r} (first at row {known.source_row})",
+                f"pid digest collision for {pid!r} (first at row {known[2]})",
             )
         return pid
 
