@@ -171,8 +171,71 @@ def test_error_attribution_separates_retrieval_from_reading(stages: duckdb.DuckD
     assert row["accuracy_given_hit"] == pytest.approx(0.75)
     assert row["accuracy_given_hit_ci_low"] <= 0.75 <= row["accuracy_given_hit_ci_high"]
     assert row["accuracy_given_miss"] == pytest.approx(1 / 12)
+    # one gold document per turn: every miss found none, and given-miss has its Wilson interval
+    assert (row["n_retrieval_partial"], row["n_retrieval_none"]) == (0, 12)
+    assert row["accuracy_given_none"] == pytest.approx(1 / 12)
+    assert row["accuracy_given_partial"] is None
+    low, high = _wilson(1, 12)
+    assert row["accuracy_given_miss_ci_low"] == pytest.approx(low)
+    assert row["accuracy_given_miss_ci_high"] == pytest.approx(high)
     # icr has no final scores here, justified no earlier stage: neither is attributed
     assert stages.sql("select count(*) from error_attribution").fetchone() == (1,)
+
+
+def _wilson(hits: int, n: int) -> tuple[float, float]:
+    z = 1.959963984540054
+    p = hits / n
+    centre, spread = p + z * z / (2 * n), z * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    return max(0.0, (centre - spread) / (1 + z * z / n)), min(1.0, (centre + spread) / (1 + z * z / n))
+
+
+def test_error_attribution_tells_a_partial_retrieval_from_none() -> None:
+    """20 two-gold HotpotQA turns: bm25's top 5 holds both golds of q0..q9 (the reader right on
+    8), one of q10..q14 (right on 2) and neither of q15..q19 (right on 1); a partial retrieval is
+    a miss, reported apart from one that found nothing."""
+    con = register(duckdb.connect())
+    con.execute(
+        "create table doc_ids as select 'retrieval' as task, 'hotpotqa' as dataset, 'hotpotqa' as corpus_id, "
+        "'default' as variant, i::bigint as position, i::varchar as shown_id, 'p' || i as pid from range(100) t(i)"
+    )
+    con.execute(
+        "create table queries as select 'retrieval' as task, 'hotpotqa' as dataset, 'hotpotqa' as corpus_id, "
+        "'test' as split, 'q' || i as qid, 0::bigint as turn, ['p' || i, 'p' || (i + 20)] as gold_pids "
+        "from range(20) t(i)"
+    )
+    rows = []
+    for q in range(20):
+        found = [str(q), str(q + 20)] if q < 10 else [str(q)] if q < 15 else []
+        top5 = (found + FILLERS)[:5]
+        rows.append(_prediction("rag_top5", 1, f"q{q}", task="retrieval", dataset="hotpotqa", corpus_id="hotpotqa",
+                                answer_strict=top5))  # fmt: skip
+    columns = {
+        "source": "varchar", "system": "varchar", "method": "varchar", "stage": "bigint", "is_final": "boolean",
+        "task": "varchar", "dataset": "varchar", "corpus_id": "varchar", "variant": "varchar", "split": "varchar",
+        "qid": "varchar", "turn": "bigint", "call_index": "bigint", "status": "varchar", "is_answered": "boolean",
+        "answer_strict": "varchar[]", "answer_payload_strict": "varchar",
+    }  # fmt: skip
+    con.execute(f"create table predictions ({', '.join(f'{k} {v}' for k, v in columns.items())})")
+    con.executemany(
+        f"insert into predictions values ({', '.join('?' * len(columns))})", [[r[k] for k in columns] for r in rows]
+    )
+    right = {f"q{q}" for q in [*range(8), 10, 11, 15]}
+    reader = [
+        {"system": "planted", "method": "rag_top5", "task": "retrieval", "dataset": "hotpotqa", "variant": "default",
+         "qid": f"q{q}", "metric": "mrecall@2", "value": 1.0 if f"q{q}" in right else 0.0}
+        for q in range(20)
+    ]  # fmt: skip
+    scores_table(con, reader)
+    con.execute(f"create table stage_retrieval as {model_sql('stage_retrieval', prompt_doc_ids='doc_ids')}")
+    relation = con.sql(model_sql("error_attribution", seed=SEED))
+    [row] = [dict(zip(relation.columns, r, strict=True)) for r in relation.fetchall()]
+    counts = ("n", "n_retrieval_hit", "n_retrieval_miss", "n_retrieval_partial", "n_retrieval_none", "n_reading_miss")
+    assert tuple(row[c] for c in counts) == (20, 10, 10, 5, 5, 2)
+    for outcome, hits, n in [("hit", 8, 10), ("miss", 3, 10), ("partial", 2, 5), ("none", 1, 5)]:
+        assert row[f"accuracy_given_{outcome}"] == pytest.approx(hits / n), outcome
+        low, high = _wilson(hits, n)
+        assert row[f"accuracy_given_{outcome}_ci_low"] == pytest.approx(low), outcome
+        assert row[f"accuracy_given_{outcome}_ci_high"] == pytest.approx(high), outcome
 
 
 # ---------------------------------------------------------------- verification (QUEST-LOFT Tables 9-11)
