@@ -168,3 +168,14 @@ where n_unanswered < n
     from {{ turn_scores }}
     where grain = 'turn' and primary_rule = 'loft'
 {%- endmacro %}
+
+{#
+  A paired difference whose per-query differences are all one value (n = 1, or the same answer
+  at both arms, as Spider's byte-identical prompts across sizes give) has a zero-width bootstrap
+  interval that claims certainty it does not have: such a difference gets no interval and this
+  note instead. `spread` is false for them (min(d) = max(d)); null when there is no pair.
+#}
+{% macro scoring_no_information_note(spread, n, difference) -%}
+    case when not ({{ spread }}) then 'no information: all ' || ({{ n }}) || ' paired differences are '
+        || round(({{ difference }})::double, 4) || ', so resampling cannot size an interval' end
+{%- endmacro %}

@@ -43,7 +43,8 @@ differences as (
         count(*) as n_paired,
         {{ scoring_order_free_mean('cic.value') }}::double as cic_mean,
         {{ scoring_order_free_mean('closed.value - cic.value') }}::double as difference,
-        loft_bootstrap_interval(list(closed.value - cic.value order by closed.qid, closed.turn), {{ seed }}) as interval
+        loft_bootstrap_interval(list(closed.value - cic.value order by closed.qid, closed.turn), {{ seed }}) as interval,
+        min(closed.value - cic.value) < max(closed.value - cic.value) as has_spread
     from closed
     inner join (select * from {{ ref('loft_compare__scaling_scores') }} where variant = 'default') as cic
         on {% for key in keys %}cic.{{ key }} = closed.{{ key }} and {% endfor %}cic.qid = closed.qid
@@ -77,8 +78,9 @@ final as (
         differences.n_paired,
         differences.cic_mean,
         differences.difference as difference_from_cic,
-        differences.interval.low as difference_ci_low,
-        differences.interval.high as difference_ci_high,
+        case when differences.has_spread then differences.interval.low end as difference_ci_low,
+        case when differences.has_spread then differences.interval.high end as difference_ci_high,
+        {{ scoring_no_information_note('differences.has_spread', 'differences.n_paired', 'differences.difference') }} as difference_note,
         run_cells.paper_model,
         run_cells.paper_value,
         run_cells.paper_difference_from_cic,

@@ -2,8 +2,9 @@
   scaling_curves: LOFT Figure 5 per dataset. One row per run (source, system, method, variant),
   dataset, split and size: n, mean and 95% interval of the primary metric (as in metrics), and
   the change from the run's next smaller built size over the query turns both sizes scored,
-  with a seeded paired bootstrap interval (the per-query differences resampled together). Runs
-  with no answered row at a size are left out at that size. Incremental by cross-size run, as
+  with a seeded paired bootstrap interval (the per-query differences resampled together), or no
+  interval and difference_note when every paired difference is the same. Runs with no answered
+  row at a size are left out at that size. Incremental by cross-size run, as
   scaling_scores (its fingerprint also takes the seed).
 #}
 {%- set seed = var('seed', 20240612) -%}
@@ -46,6 +47,7 @@ differences as (
         count(*) as n_common,
         {{ scoring_order_free_mean('larger.value - smaller.value') }} as difference,
         loft_bootstrap_interval(list(larger.value - smaller.value order by larger.qid, larger.turn), {{ seed }}) as interval,
+        min(larger.value - smaller.value) < max(larger.value - smaller.value) as has_spread,
         {{ scoring_order_free_standard_error('larger.value - smaller.value') }} as standard_error
     from previous
     inner join answered as larger
@@ -70,9 +72,10 @@ final as (
         previous.previous_size,
         differences.n_common as n_common_with_previous,
         differences.difference::double as difference_from_previous,
-        differences.interval.low as difference_ci_low,
-        differences.interval.high as difference_ci_high,
+        case when differences.has_spread then differences.interval.low end as difference_ci_low,
+        case when differences.has_spread then differences.interval.high end as difference_ci_high,
         differences.standard_error::double as difference_standard_error,
+        {{ scoring_no_information_note('differences.has_spread', 'differences.n_common', 'differences.difference') }} as difference_note,
         runs.run_fingerprint
     from means
     inner join previous

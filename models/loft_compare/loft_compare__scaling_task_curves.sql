@@ -5,7 +5,8 @@
   a normal 95% interval from the datasets' standard errors (independent samples: the variance of
   an average of D means is the sum of their variances over D squared), and the average of the
   datasets' paired differences from the task's next smaller size over the datasets scored at
-  both, with its interval alike. datasets says which were averaged.
+  both, with its interval alike (none, and difference_note, when no dataset's differences vary).
+  datasets says which were averaged.
 #}
 {%- set run = ['source', 'system', 'method', 'variant', 'task', 'split'] -%}
 with
@@ -40,7 +41,8 @@ differences as (
         count(*) as n_datasets_compared,
         sum(curves.n_common_with_previous)::bigint as n_common,
         avg(curves.difference_from_previous) as difference,
-        sqrt(sum(curves.difference_standard_error * curves.difference_standard_error)) / count(*) as standard_error
+        sqrt(sum(curves.difference_standard_error * curves.difference_standard_error)) / count(*) as standard_error,
+        bool_or(curves.difference_note is null) as has_spread
     from ordered
     inner join curves
         on {% for key in run %}curves.{{ key }} = ordered.{{ key }} and {% endfor %}curves.size = ordered.size
@@ -64,8 +66,11 @@ final as (
         differences.n_datasets_compared,
         differences.n_common as n_common_with_previous,
         differences.difference::double as difference_from_previous,
-        (differences.difference - 1.959963984540054 * differences.standard_error)::double as difference_ci_low,
-        (differences.difference + 1.959963984540054 * differences.standard_error)::double as difference_ci_high
+        case when differences.has_spread
+            then (differences.difference - 1.959963984540054 * differences.standard_error)::double end as difference_ci_low,
+        case when differences.has_spread
+            then (differences.difference + 1.959963984540054 * differences.standard_error)::double end as difference_ci_high,
+        case when not differences.has_spread then 'no information: each compared dataset''s paired differences are all one value (see scaling_curves.difference_note)' end as difference_note
     from ordered
     left join differences
         on {% for key in run %}differences.{{ key }} = ordered.{{ key }} and {% endfor %}differences.size = ordered.size

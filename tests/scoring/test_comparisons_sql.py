@@ -107,3 +107,24 @@ def test_cost_ledger_by_hand() -> None:
     # thinking: a's 10 responses say 4 each; b's providers said nothing, which is not 0
     thinking = "select system, output_tokens, thinking_tokens from ({}) order by system"
     assert con.sql(thinking.format(ledger)).fetchall() == [("a", 100, 40), ("b", 20, None)]
+
+
+def test_a_pair_whose_differences_never_vary_has_no_interval() -> None:
+    """Two arms answering the 10 queries alike (a prompt variant that changed nothing): the
+    bootstrap of ten zero differences is [0, 0], a certainty the pair does not hold; the pair
+    says no information instead, and keeps its difference and McNemar's p."""
+    con = register(duckdb.connect())
+    con.execute(
+        "create table scores as select '128k' as size, 'inference' as source, 'a' as system, 'cic' as method, "
+        "v.variant, 'retrieval' as task, 'nq' as dataset, 'test' as split, 'recall@1_loft' as metric_name, "
+        "'q' || q as qid, 0::bigint as turn, (q < 6)::int::double as value, true as is_answered, "
+        "true as is_primary, 'loft' as rule, 'turn' as grain "
+        "from range(10) t(q), (values ('default'), ('titles_only')) v(variant)"
+    )
+    primary_turns_view(con)
+    [row] = con.sql(
+        f"select difference, difference_ci_low, difference_ci_high, mcnemar_p, note "
+        f"from ({model_sql('paired_comparisons', seed=SEED)})"
+    ).fetchall()
+    assert row[:4] == (0.0, None, None, 1.0)
+    assert row[4] == "no information: all 10 paired differences are 0.0, so resampling cannot size an interval"

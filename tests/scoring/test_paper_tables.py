@@ -15,6 +15,7 @@ import duckdb
 import pytest
 
 from loft_warehouse.scoring.duckdb_functions import register
+from loft_warehouse.scoring.intervals import bootstrap_interval
 from loft_warehouse.settings import PROJECT_ROOT
 from tests.scoring.sqlkit import metrics_table, model_sql, right_answers, scores_table
 
@@ -1051,27 +1052,35 @@ def test_closed_book_cells_nothing_filled_say_why(closed_book: duckdb.DuckDBPyCo
 
 def test_task_curves_average_the_datasets_of_a_task() -> None:
     """rag: nq at 32k and 128k, hotpotqa at 128k only; the 128k row averages both datasets and
-    its difference from 32k is nq's alone (hotpotqa has no 32k to compare with)."""
+    its difference from 32k is nq's alone (hotpotqa has no 32k to compare with). sql: spider's
+    only pairs carry no information (scaling_curves' note), so its task difference has no
+    interval either."""
     con = register(duckdb.connect())
     con.execute(
         "create table curves (source varchar, system varchar, method varchar, variant varchar, task varchar, "
         "dataset varchar, split varchar, metric_name varchar, size varchar, size_order bigint, n bigint, "
         "mean double, standard_error double, previous_size varchar, n_common_with_previous bigint, "
-        "difference_from_previous double, difference_standard_error double)"
+        "difference_from_previous double, difference_standard_error double, difference_note varchar)"
     )
+    no_information = "no information: all 4 paired differences are 0.0, so resampling cannot size an interval"
     rows = [
-        ("nq", "32k", 1, 100, 0.9, 0.03, None, None, None, None),
-        ("nq", "128k", 2, 100, 0.8, 0.04, "32k", 100, -0.1, 0.02),
-        ("hotpotqa", "128k", 2, 50, 0.6, 0.05, None, None, None, None),
+        ("rag", "nq", "32k", 1, 100, 0.9, 0.03, None, None, None, None, None),
+        ("rag", "nq", "128k", 2, 100, 0.8, 0.04, "32k", 100, -0.1, 0.02, None),
+        ("rag", "hotpotqa", "128k", 2, 50, 0.6, 0.05, None, None, None, None, None),
+        ("sql", "spider", "32k", 1, 10, 0.6, 0.16, None, None, None, None, None),
+        ("sql", "spider", "128k", 2, 10, 0.8, 0.13, "32k", 4, 0.0, 0.0, no_information),
     ]
     con.executemany(
-        "insert into curves values ('inference', 'sys', 'cic', 'default', 'rag', ?, 'test', 'subspan_em_loft', "
-        "?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "insert into curves values ('inference', 'sys', 'cic', 'default', ?, ?, 'test', 'subspan_em_loft', "
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows,
     )
     sql = model_sql("scaling_task_curves", scaling_curves="curves")
-    relation = con.sql(f"select * from ({sql}) order by size_order")
-    small, large = [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
+    relation = con.sql(f"select * from ({sql}) order by task, size_order")
+    small, large, _, sql_large = [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
+    assert (sql_large["difference_from_previous"], sql_large["difference_ci_low"]) == (0.0, None)
+    assert sql_large["difference_ci_high"] is None and sql_large["difference_note"].startswith("no information")
+    assert large["difference_note"] is None
     z = 1.959963984540054
     assert (small["n_datasets"], small["mean"], small["previous_size"]) == (1, 0.9, None)
     assert (large["datasets"], large["n"], large["mean"]) == (["hotpotqa", "nq"], 150, pytest.approx(0.7))
@@ -1248,3 +1257,42 @@ def test_rr_pages_recovers_answer_and_page_accuracy(pages: duckdb.DuckDBPyConnec
         ("Answer", 0.536, "not built: rr/squad " + NOT_IN_BUILD),
         ("Page", 0.876, "not built: rr/squad " + NOT_IN_BUILD),
     ]
+
+
+def test_a_size_pair_of_identical_answers_says_no_information() -> None:
+    """Spider's draw: 4 of the 10 dev queries exist at both 32k and 128k, each with the same prompt
+    answered once, so every paired difference is 0 beside means of 0.6 and 0.8. The difference is
+    kept; its interval is null with a note, not [0.0, 0.0]. A pair whose differences vary keeps
+    its bootstrap interval."""
+    con = register(duckdb.connect())
+    sized = []
+    at_32k = [1.0] * 6 + [0.0] * 4  # q0..q9; q6..q9 are also at 128k
+    at_128k = [0.0] * 4 + [1.0] * 6  # q6..q9 then q10..q15
+    for size, values, first in (("32k", at_32k, 0), ("128k", at_128k, 6)):
+        con.execute(f"create schema s{size}")
+        con.execute(f"use s{size}")
+        rows = []
+        for system in ("identical", "varied"):
+            for i, value in enumerate(values):
+                q = first + i
+                if system == "varied" and size == "128k" and q in (6, 7):
+                    value = 1.0
+                rows.append({"size": size, "system": system, "task": "sql", "dataset": "spider", "split": "dev",
+                             "variant": "default", "qid": f"q{q}", "metric": "exec_acc", "value": value})  # fmt: skip
+        scores_table(con, rows)
+        sized.append([size, f"s{size}.int_turn_scores"])
+    con.execute("use memory.main")
+    con.execute(f"create table scaling_scores as {model_sql('scaling_scores', sized=sized)}")
+    relation = con.sql(
+        f"select system, mean, n_common_with_previous, difference_from_previous, difference_ci_low, "
+        f"difference_ci_high, difference_note from ({model_sql('scaling_curves', seed=SEED, sized=sized)}) "
+        "where size = '128k' order by system"
+    )
+    identical, varied = relation.fetchall()
+    assert identical == (
+        "identical", 0.6, 4, 0.0, None, None,
+        "no information: all 4 paired differences are 0.0, so resampling cannot size an interval",
+    )  # fmt: skip
+    assert varied[:4] == ("varied", 0.8, 4, 0.5) and varied[6] is None
+    expected = bootstrap_interval([1.0, 1.0, 0.0, 0.0], SEED)
+    assert varied[4:6] == (pytest.approx(expected.low), pytest.approx(expected.high))

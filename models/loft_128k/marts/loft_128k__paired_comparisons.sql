@@ -3,7 +3,8 @@
   dataset, split and primary metric (loft rule, per turn), compared query by query. The
   difference is mean(b) - mean(a) over the same query turns, with a seeded paired bootstrap
   95% interval (the per-query differences resampled together) and, when both arms score 0/1,
-  McNemar's exact two-sided p-value over the discordant queries. Arms scored on different
+  McNemar's exact two-sided p-value over the discordant queries; no interval, and a note, when
+  every per-query difference is the same. Arms scored on different
   query turns are listed with is_same_queries false and no difference: they are not compared.
   Arms with no answered row (not run) are left out.
 #}
@@ -69,6 +70,7 @@ final as (
         coalesce(matched.n_common, 0) as n_common,
         pairs.n_a = coalesce(matched.n_common, 0) and pairs.n_b = coalesce(matched.n_common, 0) as is_same_queries,
         matched.differences,
+        list_min(matched.differences) < list_max(matched.differences) as has_spread,
         matched.n_only_a,
         matched.n_only_b
     from pairs
@@ -87,13 +89,14 @@ select
     case when is_same_queries then mean_a end as mean_a,
     case when is_same_queries then mean_b end as mean_b,
     case when is_same_queries then mean_b - mean_a end as difference,
-    case when is_same_queries then loft_bootstrap_interval(differences, {{ seed }}).low end as difference_ci_low,
-    case when is_same_queries then loft_bootstrap_interval(differences, {{ seed }}).high end as difference_ci_high,
+    case when is_same_queries and has_spread then loft_bootstrap_interval(differences, {{ seed }}).low end as difference_ci_low,
+    case when is_same_queries and has_spread then loft_bootstrap_interval(differences, {{ seed }}).high end as difference_ci_high,
     case when is_same_queries and is_binary then n_only_a end as n_only_a,
     case when is_same_queries and is_binary then n_only_b end as n_only_b,
     case when is_same_queries and is_binary then loft_mcnemar_exact(n_only_a, n_only_b) end as mcnemar_p,
     case
         when not is_same_queries then 'not compared: the arms were scored on different query turns ('
             || n_a || ' and ' || n_b || ', ' || n_common || ' in common)'
+        else {{ scoring_no_information_note('has_spread', 'n_common', 'mean_b - mean_a') }}
     end as note
 from final
