@@ -361,7 +361,8 @@ def test_every_verdict_is_judged_against_the_gold(built) -> None:
     rows = query(
         database,
         "select dataset, split, n, n_true_positive, n_false_positive, n_false_negative, n_true_negative "
-        "from loft_128k.verification_scores where method = 'justified_verify' and measure = 'verdict_accuracy'",
+        "from loft_128k.verification_scores where method = 'justified_verify' and measure = 'verdict_accuracy' "
+        "and gold_version = 'release'",
     )
     assert len(rows) == 4 and sum(row[2] for row in rows) == len(verdicts) > 300
     for dataset, split, n, tp, fp, fn, tn in rows:

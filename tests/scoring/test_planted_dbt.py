@@ -226,7 +226,7 @@ def test_verification_scores_recover_the_planted_verdicts(warehouse: Path) -> No
         rows = _stage_cells(
             warehouse,
             "select dataset, n, value, ci_low, ci_high, n_unreadable from loft_{size}.verification_scores "
-            f"where method = '{method}' and measure = 'verdict_accuracy'",
+            f"where method = '{method}' and measure = 'verdict_accuracy' and gold_version = 'release'",
         )
         assert len(rows) == 2, method
         for dataset, n, value, low, high, unreadable in rows:

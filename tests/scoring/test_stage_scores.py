@@ -270,19 +270,33 @@ def verdicts() -> duckdb.DuckDBPyConnection:
     con.executemany(f"insert into predictions values ({', '.join('?' * len(columns))})", rows)
     con.execute(
         "create table queries as select 'rag' as task, 'nq' as dataset, 'test' as split, 'q' || i as qid, "
-        "0::bigint as turn, '[\"Paris\"]' as gold from range(40) t(i)"
+        "0::bigint as turn, 'Question ' || i || '?' as query_text, '[\"Paris\"]' as gold from range(40) t(i)"
     )
+    # The revised gold adjudicates q0..q9 (Lyon is gold too, q9 named by its question) and q10
+    # (Lyon debatable); q11..q39 keep the release gold.
+    con.execute(
+        "create table adjudications (gold_version varchar, task varchar, dataset varchar, qid varchar, "
+        "question varchar, answer varchar, rating varchar)"
+    )
+    verdict_rows = [("quest_loft_revised", "rag", "nq", f"q{q}", None, answer, "MATCH")
+                    for q in range(9) for answer in ("Paris", "Lyon")]  # fmt: skip
+    verdict_rows += [
+        ("quest_loft_revised", "rag", "nq", None, "question 9", answer, "MATCH") for answer in ("Paris", "Lyon")
+    ]
+    verdict_rows += [("quest_loft_revised", "rag", "nq", "q10", None, "Paris", "MATCH"),
+                     ("quest_loft_revised", "rag", "nq", "q10", None, "Lyon", "DEBATABLE")]  # fmt: skip
+    con.executemany("insert into adjudications values (?, ?, ?, ?, ?, ?, ?)", verdict_rows)
     con.execute(
         f"create table paper as select * from read_csv('{PROJECT_ROOT / 'seeds' / 'paper_quest_loft.csv'}', "
         "header = true, auto_detect = true)"
     )
-    sql = model_sql("verification_scores", paper_quest_loft="paper", seed=SEED)
+    sql = model_sql("verification_scores", paper_quest_loft="paper", stg_gold_adjudications="adjudications", seed=SEED)
     con.execute(f"create table verification as {sql}")
     return con
 
 
 def test_planted_verifier_is_recovered(verdicts: duckdb.DuckDBPyConnection) -> None:
-    relation = verdicts.sql("select * from verification order by measure")
+    relation = verdicts.sql("select * from verification where gold_version = 'release' order by measure")
     rows = {
         row[relation.columns.index("measure")]: dict(zip(relation.columns, row, strict=True))
         for row in relation.fetchall()
@@ -302,5 +316,25 @@ def test_planted_verifier_is_recovered(verdicts: duckdb.DuckDBPyConnection) -> N
     assert rows["verdict_f1"]["value"] == pytest.approx(0.75)
     assert first["value"] == pytest.approx(59 / 79)
     assert first["ci_low"] <= 59 / 79 <= first["ci_high"]
-    # the paper's CoT verifier beside: Tables 9, 10, 11
-    assert (first["paper_pro_revised"], first["paper_flash_revised"], first["paper_pro_simple28"]) == (0.83, 0.80, 0.78)
+    # the paper measured against the revised and Simple28 gold: not beside the release gold
+    assert (first["paper_pro_revised"], first["paper_flash_revised"], first["paper_pro_simple28"]) == (None, None, None)
+
+
+def test_verdicts_are_judged_against_each_gold_version(verdicts: duckdb.DuckDBPyConnection) -> None:
+    """Under quest_loft_revised the 10 Lyon verdicts kept on q0..q9 are true positives (Lyon is
+    gold there), q10's Lyon is debatable and not judged, and q11..q39 keep the release gold:
+    78 verdicts, 40 TP, 0 FP, 10 FN, 28 TN, the whole split judged, not only the adjudicated."""
+    relation = verdicts.sql("select * from verification where gold_version = 'quest_loft_revised' order by measure")
+    rows = {
+        r[relation.columns.index("measure")]: dict(zip(relation.columns, r, strict=True)) for r in relation.fetchall()
+    }
+    first = rows["verdict_accuracy"]
+    counts = ("n", "n_true_positive", "n_false_positive", "n_false_negative", "n_true_negative", "n_unreadable")
+    assert tuple(first[c] for c in counts) == (78, 40, 0, 10, 28, 1)
+    assert first["value"] == pytest.approx(68 / 78)
+    assert rows["verdict_precision"]["value"] == pytest.approx(1.0)
+    assert rows["verdict_recall"]["value"] == pytest.approx(0.8)
+    # the paper's CoT verifier on the revised gold: Tables 9 and 10; Table 11 is Simple28's
+    assert (first["paper_pro_revised"], first["paper_flash_revised"], first["paper_pro_simple28"]) == (0.83, 0.80, None)
+    versions = verdicts.sql("select distinct gold_version from verification order by 1").fetchall()
+    assert versions == [("quest_loft_revised",), ("release",)]

@@ -4,22 +4,26 @@
   seed 002 App. B). Every answered verification call of a *_verify method (one per candidate)
   is a verdict on its candidate: TRUE when the call kept it. The candidate is gold when its
   normalised text (loft_normalize, as LOFT's RAG scoring) equals a normalised gold answer of
-  the turn (queries.gold, rule loft). Per run, dataset, variant and split: the confusion counts
-  and the verdicts' precision, recall, accuracy (with its 95% interval) and F1, one row per
-  measure, with the paper's value for the same verifier (Basic, CoT, QUEST, CoT - QUEST) beside
-  from Tables 9 (Pro, Revised), 10 (Flash, Revised) and 11 (Pro, Simple28). The paper judged a
-  fixed set of gold and wrong entities, the warehouse judges its own candidates: the same
-  measures, not the same items. A verdict that could not be read is counted apart
-  (n_unreadable) and not judged.
+  the turn under the row's gold_version: release is queries.gold (rule loft); an adjudicated
+  version (stg_gold_adjudications, e.g. quest_loft_revised, quest_loft_simple28) takes the MATCH
+  answers of each query it adjudicates, leaves its DEBATABLE candidates unjudged, and keeps the
+  release gold of every query it does not adjudicate, so each version judges the whole split.
+  Per run, dataset, variant, split and gold version: the confusion counts and the verdicts'
+  precision, recall, accuracy (with its 95% interval) and F1, one row per measure, with the
+  paper's value for the same verifier (Basic, CoT, QUEST, CoT - QUEST) beside the version it was
+  measured on: Tables 9 (Pro) and 10 (Flash) on quest_loft_revised, 11 (Pro) on
+  quest_loft_simple28. The paper judged a fixed set of gold and wrong entities, the warehouse
+  judges its own candidates: the same measures, not the same items. A verdict that could not be
+  read is counted apart (n_unreadable) and not judged.
 #}
 {%- set seed = var('seed', 20240612) -%}
 {%- set size = config.get('loft_size') -%}
-{%- set run = ['source', 'system', 'method', 'task', 'dataset', 'variant', 'split'] -%}
+{%- set run = ['source', 'system', 'method', 'task', 'dataset', 'variant', 'split', 'gold_version'] -%}
 with
 
 calls as (
     select
-        {{ run | join(', ') }},
+        {{ run[:-1] | join(', ') }},
         qid,
         turn,
         call_index,
@@ -30,25 +34,63 @@ calls as (
     where loft_verifier(method) is not null and stage = loft_method_stages(method) and is_answered
 ),
 
-gold as (
+queries as (
     select
         task,
         dataset,
         split,
         qid,
         turn,
+        query_text,
         list_transform(coalesce(json_extract_string(gold, '$[*]'), []::varchar[]), answer -> loft_normalize(answer))
             as gold_answers
     from {{ ref('loft_32k__queries') }}
 ),
 
-verdicts as (
+adjudicated as ({{ scoring_gold_verdicts(ref('loft_32k__stg_gold_adjudications')) }}),
+
+versions as (
+    select distinct gold_version, task, dataset from adjudicated
+),
+
+gold as (
+    select '{{ scoring_release_gold() }}' as gold_version, task, dataset, split, qid, turn, gold_answers, []::varchar[] as debatable
+    from queries
+    union all
     select
-        calls.*,
-        list_contains(gold.gold_answers, loft_normalize(calls.candidate)) as is_gold
+        versions.gold_version,
+        queries.task,
+        queries.dataset,
+        queries.split,
+        queries.qid,
+        queries.turn,
+        coalesce(adjudicated.gold_set, queries.gold_answers) as gold_answers,
+        coalesce(adjudicated.debatable, []::varchar[]) as debatable
+    from queries
+    inner join versions using (task, dataset)
+    left join adjudicated
+        on adjudicated.gold_version = versions.gold_version
+        and adjudicated.task = queries.task
+        and adjudicated.dataset = queries.dataset
+        and (adjudicated.qid = queries.qid or adjudicated.question_key = loft_normalize(queries.query_text))
+    qualify row_number() over (
+        partition by versions.gold_version, queries.task, queries.dataset, queries.split, queries.qid, queries.turn
+        order by adjudicated.qid nulls last
+    ) = 1
+),
+
+judged_calls as (
+    select calls.*, gold.gold_version, gold.gold_answers, gold.debatable
     from calls
     inner join gold using (task, dataset, split, qid, turn)
-    where calls.parse_status_strict = 'ok'
+),
+
+verdicts as (
+    select
+        *,
+        list_contains(gold_answers, loft_normalize(candidate)) as is_gold
+    from judged_calls
+    where parse_status_strict = 'ok' and not list_contains(debatable, loft_normalize(candidate))
 ),
 
 counts as (
@@ -65,7 +107,7 @@ counts as (
 
 unreadable as (
     select {{ run | join(', ') }}, count(*) as n_unreadable
-    from calls
+    from judged_calls
     where parse_status_strict is distinct from 'ok'
     group by all
 ),
@@ -120,9 +162,9 @@ final as (
         '{{ size }}' as size,
         measures.* exclude (value),
         measures.value::double as value,
-        paper.paper_pro_revised,
-        paper.paper_flash_revised,
-        paper.paper_pro_simple28
+        case when measures.gold_version = 'quest_loft_revised' then paper.paper_pro_revised end as paper_pro_revised,
+        case when measures.gold_version = 'quest_loft_revised' then paper.paper_flash_revised end as paper_flash_revised,
+        case when measures.gold_version = 'quest_loft_simple28' then paper.paper_pro_simple28 end as paper_pro_simple28
     from measures
     left join paper using (verifier, measure)
 )
