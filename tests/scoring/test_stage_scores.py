@@ -71,10 +71,8 @@ def _planted_predictions() -> list[dict[str, Any]]:
     return rows
 
 
-@pytest.fixture(scope="module")
-def stages() -> duckdb.DuckDBPyConnection:
-    con = register(duckdb.connect())
-    predictions = _planted_predictions()
+def _predictions_table(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> None:
+    """The predictions columns the stage models read, holding `rows`."""
     columns = {
         "source": "varchar", "system": "varchar", "method": "varchar", "stage": "bigint", "is_final": "boolean",
         "task": "varchar", "dataset": "varchar", "corpus_id": "varchar", "variant": "varchar", "split": "varchar",
@@ -83,9 +81,15 @@ def stages() -> duckdb.DuckDBPyConnection:
     }  # fmt: skip
     con.execute(f"create table predictions ({', '.join(f'{k} {v}' for k, v in columns.items())})")
     con.executemany(
-        f"insert into predictions values ({', '.join('?' * len(columns))})",
-        [[row[k] for k in columns] for row in predictions],
+        f"insert into predictions values ({', '.join('?' * len(columns))})", [[r[k] for k in columns] for r in rows]
     )
+
+
+@pytest.fixture(scope="module")
+def stages() -> duckdb.DuckDBPyConnection:
+    con = register(duckdb.connect())
+    predictions = _planted_predictions()
+    _predictions_table(con, predictions)
     con.execute(
         "create table doc_ids as select 'rag' as task, 'nq' as dataset, 'nq' as corpus_id, 'default' as variant, "
         "i::bigint as position, i::varchar as shown_id, 'p' || i as pid from range(100) t(i)"
@@ -209,16 +213,7 @@ def test_error_attribution_tells_a_partial_retrieval_from_none() -> None:
         top5 = (found + FILLERS)[:5]
         rows.append(_prediction("rag_top5", 1, f"q{q}", task="retrieval", dataset="hotpotqa", corpus_id="hotpotqa",
                                 answer_strict=top5))  # fmt: skip
-    columns = {
-        "source": "varchar", "system": "varchar", "method": "varchar", "stage": "bigint", "is_final": "boolean",
-        "task": "varchar", "dataset": "varchar", "corpus_id": "varchar", "variant": "varchar", "split": "varchar",
-        "qid": "varchar", "turn": "bigint", "call_index": "bigint", "status": "varchar", "is_answered": "boolean",
-        "answer_strict": "varchar[]", "answer_payload_strict": "varchar",
-    }  # fmt: skip
-    con.execute(f"create table predictions ({', '.join(f'{k} {v}' for k, v in columns.items())})")
-    con.executemany(
-        f"insert into predictions values ({', '.join('?' * len(columns))})", [[r[k] for k in columns] for r in rows]
-    )
+    _predictions_table(con, rows)
     right = {f"q{q}" for q in [*range(8), 10, 11, 15]}
     reader = [
         {"system": "planted", "method": "rag_top5", "task": "retrieval", "dataset": "hotpotqa", "variant": "default",
